@@ -1,0 +1,62 @@
+# rlxc - ahead-of-time compiler for neural-network inference.
+#
+#   make            build build/rlxc
+#   make test       the whole test suite (tests/run_all.sh), closing line "N passed, N failed"
+#   make demo       compile, build and run the bundled example model
+#   make install PREFIX=/usr/local
+#   make clean
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+CFLAGS  ?= -O2 -g
+STD      = -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror
+B        = build
+
+CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
+CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
+
+LIB_SRCS = $(sort $(wildcard lib/*.c lib/frontend/*.c lib/passes/*.c lib/codegen_c/*.c))
+RT_SRCS  = runtime_min/rlx_rt.c runtime_min/rlx_kernels.c
+RT_ALL   = $(RT_SRCS) runtime_min/rlx_npy.c
+HDRS     = $(wildcard lib/*.h lib/*.def lib/*/*.h runtime_min/*.h runtime_min/*.def)
+
+LIB_OBJS = $(LIB_SRCS:%.c=$(B)/obj/%.o) $(RT_SRCS:%.c=$(B)/obj/%.o)
+
+all: $(B)/rlxc
+
+$(B)/obj/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) $(CFLAGS) $(CJSON_CFLAGS) -Ilib -Iruntime_min -c $< -o $@
+
+$(B)/librlx.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/rlxc: $(B)/obj/cmd/rlxc/main.o $(B)/librlx.a
+	$(CC) $(CFLAGS) -o $@ $^ $(CJSON_LIBS) -lm
+
+# Criterion unit tests: one binary per tests/unit/test_*.c
+UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%)
+$(B)/unit/%: tests/unit/%.c $(B)/librlx.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu99 -Wall -Wextra -Werror $(CFLAGS) $(CJSON_CFLAGS) -Ilib -Iruntime_min $< -o $@ $(B)/librlx.a $(CJSON_LIBS) -lcriterion -lm
+
+unit: $(UNIT_BINS)
+
+test: all unit
+	bash tests/run_all.sh
+
+demo: all
+	bash examples/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/rlxc/runtime_min
+	install -m 755 $(B)/rlxc $(DESTDIR)$(PREFIX)/bin/rlxc
+	install -m 644 runtime_min/*.c runtime_min/*.h runtime_min/*.def $(DESTDIR)$(PREFIX)/share/rlxc/runtime_min/
+
+clean:
+	rm -rf $(B)
+
+.PHONY: all unit test demo install clean
+.DELETE_ON_ERROR:

@@ -1,0 +1,308 @@
+/* main.c - the rlxc driver: flags, the pass pipeline, writing the outputs.
+ *
+ * The pipeline is straight-line (read, constants, schedule, infer, legalize,
+ * dce, schedule, plan, lower, codegen), each pass a function of lib/. Every
+ * output is built in memory first; only when all passes succeeded are the
+ * files written, each to a temporary name and then renamed into place, so a
+ * failed compile leaves nothing behind. A user error anywhere longjmps back
+ * here (rlx_try), prints its one line and exits 1.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rlx.h"
+
+static const char usage_text[] =
+    "usage: rlxc MODEL -o OUT.c [options]      compile MODEL (.rlxg) to C sources\n"
+    "       rlxc MODEL --build -o OUT [options] ... and build the executable OUT\n"
+    "       rlxc import MODEL -o OUT.rlxg        convert a model to the .rlxg container\n"
+    "\n"
+    "options:\n"
+    "  -o PATH          output; writes PATH.c, PATH.h and PATH.weights (a trailing .c is dropped)\n"
+    "  -n NAME          model name, the prefix of the generated API (default: from the output name)\n"
+    "  --target T       code generation target: c (default)\n"
+    "  --build          also compile the sources with $CC (default cc) and $CFLAGS (default -O2)\n"
+    "  --emit-main      add a main() that reads inputs from .npy files and writes outputs as .npy\n"
+    "  -d LETTERS       dump the IR as .rlxg JSON to stderr after passes: r read, i infer,\n"
+    "                   l legalize, d dead-code removal\n"
+    "  -v               print the time of each pass and the memory plan to stderr\n"
+    "  --help           this text\n"
+    "  --version        print the version\n";
+
+typedef struct {
+    const char *model, *out, *name, *target, *dump;
+    int build, emit_main, verbose, import;
+} Args;
+
+/* ---- temporary outputs ---- */
+static const char *tmp_paths[8];
+static int ntmp;
+
+static void remove_temps(void) {
+    for (int i = 0; i < ntmp; i++) unlink(tmp_paths[i]);
+    ntmp = 0;
+}
+
+/* Writes data to a temporary file beside `path`; returns its name. */
+static const char *write_temp(const char *path, const void *data, size_t len) {
+    const char *tmp = rlx_fmt("%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) rlx_error("%s: cannot write: %s", path, strerror(errno));
+    tmp_paths[ntmp++] = tmp;
+    size_t w = len ? fwrite(data, 1, len, f) : 0;
+    int bad = fclose(f) != 0 || w != len;
+    if (bad) rlx_error("%s: write failed: %s", path, strerror(errno));
+    return tmp;
+}
+
+static void commit_temps(const char **finals, int n) {
+    for (int i = 0; i < n; i++)
+        if (rename(tmp_paths[i], finals[i]) != 0) rlx_error("%s: cannot rename into place: %s", finals[i], strerror(errno));
+    ntmp = 0;
+}
+
+/* ---- helpers ---- */
+static int is_identifier(const char *s) {
+    if (!*s || (*s >= '0' && *s <= '9')) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_')) return 0;
+    return 1;
+}
+
+static const char *base_name(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static const char *strip_suffix(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && !strcmp(s + n - k, suffix) ? rlx_strndup(s, n - k) : s;
+}
+
+static const char *name_from_path(const char *path) {
+    const char *b = base_name(path);
+    char *s = rlx_strndup(b, strcspn(b, "."));
+    for (char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) *p = '_';
+    if (!*s || (*s >= '0' && *s <= '9')) return rlx_fmt("m_%s", s);
+    return s;
+}
+
+static int file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static const char *runtime_dir(void) {
+    const char *env = getenv("RLXC_RUNTIME_DIR");
+    if (env && *env) return env;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            const char *cands[] = {rlx_fmt("%s/../runtime_min", exe), rlx_fmt("%s/../share/rlxc/runtime_min", exe)};
+            for (int i = 0; i < 2; i++)
+                if (file_exists(rlx_fmt("%s/rlx_rt.h", cands[i]))) return cands[i];
+        }
+    }
+    rlx_error("rlxc: cannot find runtime_min (set RLXC_RUNTIME_DIR)");
+    return NULL;
+}
+
+static double seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int verbose;
+static double pass_t0;
+static void pass_done(const char *name) {
+    double t = seconds();
+    if (verbose) fprintf(stderr, "pass %-10s %8.3f ms\n", name, (t - pass_t0) * 1e3);
+    pass_t0 = t;
+}
+
+static void dump_if(const Args *a, char letter, const RlxGraph *g) {
+    if (a->dump && strchr(a->dump, letter)) rlx_graph_dump(g, stderr);
+}
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static RlxGraph *read_model(const char *path) {
+    if (ends_with(path, ".onnx")) rlx_error("%s: ONNX import is not supported yet", path);
+    return rlx_read_rlxg(path);
+}
+
+/* Runs argv, waiting for it; returns its exit status or -1. */
+static int run_command(char **argv) {
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        fprintf(stderr, "rlxc: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Splits a flags string on blanks into argv (no quoting: like make's). */
+static int split_words(const char *s, char **argv, int max) {
+    int n = 0;
+    while (*s && n < max) {
+        while (*s == ' ' || *s == '\t') s++;
+        if (!*s) break;
+        size_t len = strcspn(s, " \t");
+        argv[n++] = rlx_strndup(s, len);
+        s += len;
+    }
+    return n;
+}
+
+static void build_executable(const char *base, const char *exe) {
+    const char *rt = runtime_dir();
+    const char *cc = getenv("CC"), *cflags = getenv("CFLAGS");
+    if (!cc || !*cc) cc = "cc";
+    if (!cflags) cflags = "-O2";
+    char *argv[128];
+    int n = split_words(cc, argv, 16);
+    n += split_words(cflags, argv + n, 64);
+    const char *tmp = rlx_fmt("%s.tmp%ld", exe, (long)getpid());
+    const char *rest[] = {"-I", rt, rlx_fmt("%s.c", base), rlx_fmt("%s/rlx_rt.c", rt), rlx_fmt("%s/rlx_kernels.c", rt),
+                          rlx_fmt("%s/rlx_npy.c", rt), rlx_fmt("%s/rlx_main.c", rt), "-o", tmp, "-lm"};
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) argv[n++] = (char *)rest[i];
+    argv[n] = NULL;
+    tmp_paths[ntmp++] = tmp;
+    int st = run_command(argv);
+    if (st != 0) rlx_error("%s.c: the C compiler (%s) failed with status %d", base, cc, st);
+    if (rename(tmp, exe) != 0) rlx_error("%s: cannot rename into place: %s", exe, strerror(errno));
+    ntmp = 0;
+}
+
+static int parse_args(int argc, char **argv, Args *a) {
+    memset(a, 0, sizeof *a);
+    a->target = "c";
+    int i = 1;
+    if (argc > 1 && !strcmp(argv[1], "import")) {
+        a->import = 1;
+        i = 2;
+    }
+    for (; i < argc; i++) {
+        const char *s = argv[i];
+        int has = i + 1 < argc;
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+            fputs(usage_text, stdout);
+            exit(0);
+        } else if (!strcmp(s, "--version")) {
+            printf("rlxc %s\n", RLX_VERSION);
+            exit(0);
+        } else if (!strcmp(s, "-o") && has) a->out = argv[++i];
+        else if (!strcmp(s, "-n") && has) a->name = argv[++i];
+        else if (!strcmp(s, "--target") && has) a->target = argv[++i];
+        else if (!strcmp(s, "-d") && has) a->dump = argv[++i];
+        else if (!strcmp(s, "--build")) a->build = 1;
+        else if (!strcmp(s, "--emit-main")) a->emit_main = 1;
+        else if (!strcmp(s, "-v")) a->verbose = 1;
+        else if (s[0] == '-' && s[1]) rlx_error("rlxc: unknown option '%s' (see rlxc --help)", s);
+        else if (!a->model) a->model = s;
+        else rlx_error("rlxc: more than one model given ('%s' and '%s')", a->model, s);
+    }
+    if (!a->model) rlx_error("rlxc: no model given (see rlxc --help)");
+    if (!a->out) rlx_error("rlxc: no output given (-o)");
+    if (a->name && !is_identifier(a->name)) rlx_error("rlxc: model name '%s' is not a C identifier", a->name);
+    if (a->dump && a->dump[strspn(a->dump, "rild")]) rlx_error("rlxc: unknown dump letters '%s' (r, i, l, d)", a->dump);
+    return 0;
+}
+
+static void compile(const Args *a) {
+    verbose = a->verbose;
+    pass_t0 = seconds();
+    RlxGraph *g = read_model(a->model);
+    pass_done("read");
+    dump_if(a, 'r', g);
+    if (a->import) {
+        RlxBuf out = {0};
+        rlx_write_rlxg(g, &out);
+        const char *final[] = {a->out};
+        write_temp(a->out, out.data, out.len);
+        commit_temps(final, 1);
+        return;
+    }
+    if (strcmp(a->target, "c")) rlx_legalize(g, a->target);   /* names the unknown target */
+    rlx_constants_to_weights(g);
+    rlx_schedule(g);
+    rlx_infer(g);
+    pass_done("infer");
+    dump_if(a, 'i', g);
+    rlx_legalize(g, a->target);
+    pass_done("legalize");
+    dump_if(a, 'l', g);
+    rlx_dce(g);
+    rlx_schedule(g);
+    pass_done("dce");
+    dump_if(a, 'd', g);
+    RlxPlan *plan = rlx_plan(g);
+    pass_done("plan");
+    if (verbose) rlx_plan_print(g, plan, stderr);
+    RlxThunkList *tl = rlx_lower(g, plan);
+    pass_done("lower");
+
+    const char *base = strip_suffix(a->out, ".c");
+    const char *name = a->name ? a->name : name_from_path(base);
+    g->name = name;
+    RlxBuf wimg = {0}, c = {0}, h = {0};
+    uint64_t hash;
+    rlx_weights_image(g, plan, &wimg, &hash);
+    RlxCOptions opt = {name, a->emit_main || a->build, rlx_fmt("%s.h", base_name(base)), hash};
+    rlx_codegen_c(g, plan, tl, &opt, &c, &h);
+    pass_done("codegen");
+
+    const char *finals[3] = {rlx_fmt("%s.c", base), rlx_fmt("%s.h", base), rlx_fmt("%s.weights", base)};
+    write_temp(finals[0], c.data, c.len);
+    write_temp(finals[1], h.data, h.len);
+    write_temp(finals[2], wimg.data, wimg.len);
+    commit_temps(finals, 3);
+    if (a->build) {
+        /* the sources are in place; a failed build removes them again */
+        for (int i = 0; i < 3; i++) tmp_paths[ntmp++] = finals[i];
+        build_executable(base, base);
+        ntmp = 0;
+        pass_done("build");
+    }
+}
+
+int main(int argc, char **argv) {
+    jmp_buf jb;
+    if (rlx_try(jb)) {
+        fprintf(stderr, "%s\n", rlx_diag.msg);
+        remove_temps();
+        rlx_arena_free_all();
+        return 1;
+    }
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return 1;
+    }
+    Args a;
+    parse_args(argc, argv, &a);
+    compile(&a);
+    rlx_arena_free_all();
+    return 0;
+}

@@ -1,0 +1,561 @@
+/* emit_c.c - the C target: prints the thunk list as model.c and model.h.
+ *
+ * model.c is one straight-line function (NAME_schedule) with a call per
+ * kernel thunk, its parameters as a designated initializer and its operands
+ * as constant offsets into the arena (A) or the weights (W), and an inline
+ * loop nest per elementwise region. Before each thunk a comment names the
+ * source node and the shapes. NAME_run copies the inputs into their arena
+ * slots, runs the schedule, and copies the outputs out; it allocates
+ * nothing. The text depends only on the graph and the plan (no pointers,
+ * hash orders or times), so the output is byte-identical run to run.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "rlx.h"
+
+typedef struct {
+    const RlxGraph *g;
+    const RlxPlan *plan;
+    const char *name;
+    RlxBuf *b;
+} Emit;
+
+/* A float literal that is valid C for its type (keeps a '.' or 'e'). */
+static const char *float_lit(double v, int is_double) {
+    if (isnan(v)) return is_double ? "(double)NAN" : "NAN";
+    if (isinf(v)) return v > 0 ? (is_double ? "(double)INFINITY" : "INFINITY") : (is_double ? "(-(double)INFINITY)" : "(-INFINITY)");
+    char *s = is_double ? rlx_fmt("%.17g", v) : rlx_fmt("%.9g", (double)(float)v);
+    if (!strpbrk(s, ".eEn")) s = rlx_fmt("%s.0", s);
+    return is_double ? s : rlx_fmt("%sf", s);
+}
+
+static const char *c_type(RlxDType dt) {
+    switch (dt) {
+    case RLX_F32: return "float";
+    case RLX_F64: return "double";
+    case RLX_F16: case RLX_BF16: case RLX_U16: return "uint16_t";
+    case RLX_I8: return "int8_t";
+    case RLX_U8: case RLX_BOOL: return "uint8_t";
+    case RLX_I16: return "int16_t";
+    case RLX_I32: return "int32_t";
+    case RLX_U32: return "uint32_t";
+    case RLX_I64: return "int64_t";
+    case RLX_U64: return "uint64_t";
+    default: RLX_ASSERT(!"dtype"); return "";
+    }
+}
+
+/* The type elementwise code computes in for values of a dtype. */
+typedef enum { CT_FLOAT, CT_DOUBLE, CT_INT, CT_UINT, CT_BOOL } CType;
+static CType compute_type(RlxDType dt) {
+    switch (dt) {
+    case RLX_F32: case RLX_F16: case RLX_BF16: return CT_FLOAT;
+    case RLX_F64: return CT_DOUBLE;
+    case RLX_U8: case RLX_U16: case RLX_U32: case RLX_U64: return CT_UINT;
+    case RLX_BOOL: return CT_BOOL;
+    default: return CT_INT;
+    }
+}
+static const char *ct_name(CType t) {
+    static const char *names[] = {"float", "double", "int64_t", "uint64_t", "int"};
+    return names[t];
+}
+
+static const char *dtype_enum(RlxDType dt) {
+    static const char *names[] = {
+#define X(id, name, bytes, ctype, npy, onnx) "RLX_" #id,
+#include "../../runtime_min/rlx_dtypes.def"
+#undef X
+    };
+    return names[dt];
+}
+
+static const char *slot_expr(const RlxSlot *s) {
+    if (s->value < 0) return "NULL";
+    return rlx_fmt("%s + %lld", s->space == RLX_SPACE_WEIGHTS ? "W" : "A", (long long)s->off);
+}
+
+/* ---- comments ---- */
+
+static const char *value_desc(const RlxGraph *g, int v) {
+    if (v < 0) return "(none)";
+    const RlxValue *x = &g->v[v];
+    return rlx_fmt("%s%s %s", x->name, rlx_shape_str(x), rlx_dtype_name(x->dtype));
+}
+
+/* Names in generated comments come from the model file: keep them from
+ * closing the comment or breaking the line. */
+static const char *comment_safe(const char *s) {
+    char *p = rlx_strdup(s);
+    for (char *q = p; *q; q++) {
+        if (*q == '\n' || *q == '\r' || (unsigned char)*q < 32) *q = ' ';
+        if (q[0] == '*' && q[1] == '/') q[1] = '|';
+        if (q[0] == '/' && q[1] == '*') q[1] = '|';
+    }
+    return p;
+}
+
+static void emit_thunk_comment(Emit *E, const RlxThunk *t, int step) {
+    const RlxGraph *g = E->g;
+    const RlxNode *n = &g->n[t->node];
+    RlxBuf c = {0};
+    rlx_buf_printf(&c, "%d: %s (%s) ", step, n->name, rlx_ops[n->op].name);
+    for (int i = 0; i < n->nin; i++) rlx_buf_printf(&c, "%s%s", i ? ", " : "", value_desc(g, n->in[i]));
+    rlx_buf_printf(&c, " -> ");
+    for (int i = 0; i < n->nout; i++) rlx_buf_printf(&c, "%s%s", i ? ", " : "", value_desc(g, n->out[i]));
+    rlx_emit(E->b, "/* %s */", comment_safe(c.data));
+}
+
+/* ---- kernel calls ---- */
+
+static void emit_kernel(Emit *E, const RlxThunk *t) {
+    const RlxKernelInfo *k = &rlx_kernels[t->kind];
+    RlxBuf p = {0};
+    const char *f = k->fields;
+    int slot = 0, first = 1;
+    while (*f) {
+        char kind = f[0];
+        const char *nm = f + 2;
+        size_t nl = strcspn(nm, " ");
+        const char *name = rlx_strndup(nm, nl);
+        const char *sep = first ? "" : ", ";
+        if (kind == 'i') {
+            rlx_buf_printf(&p, "%s.%s = %lld", sep, name, (long long)t->p[slot].i);
+            first = 0;
+        } else if (kind == 'f') {
+            rlx_buf_printf(&p, "%s.%s = %s", sep, name, float_lit(t->p[slot].f, 1));
+            first = 0;
+        } else {
+            /* arrays: up to the last nonzero entry; all-zero ones are omitted */
+            int last = RK_MAX_RANK;
+            while (last > 0 && t->p[slot + last - 1].i == 0) last--;
+            if (last) {
+                rlx_buf_printf(&p, "%s.%s = {", sep, name);
+                for (int i = 0; i < last; i++) rlx_buf_printf(&p, "%s%lld", i ? ", " : "", (long long)t->p[slot + i].i);
+                rlx_buf_printf(&p, "}");
+                first = 0;
+            }
+        }
+        slot += kind == 'a' ? RK_MAX_RANK : 1;
+        f = nm + nl;
+        while (*f == ' ') f++;
+    }
+    RlxBuf ins = {0}, outs = {0};
+    for (int i = 0; i < t->nin; i++) rlx_buf_printf(&ins, "%s%s", i ? ", " : "", slot_expr(&t->in[i]));
+    for (int i = 0; i < t->nout; i++) rlx_buf_printf(&outs, "%s%s", i ? ", " : "", slot_expr(&t->out[i]));
+    rlx_emit(E->b, "if ((st = rk_%s(ctx, &(const rk_%s_params){%s},", k->name, k->name, p.data ? p.data : "0");
+    rlx_emit(E->b, "        IN(%s), OUT(%s)))) return st;", t->nin ? ins.data : "NULL", outs.data);
+}
+
+/* ---- elementwise regions ---- */
+
+/* Loop structure: the output's dims with each operand's element strides
+ * (0 where it broadcasts); size-1 dims dropped and mergeable dims merged. */
+typedef struct {
+    int rank;
+    int64_t dims[RLX_MAX_RANK];
+    int64_t stride[17][RLX_MAX_RANK];   /* operands: inputs, then the output */
+} LoopNest;
+
+static void loop_nest(const RlxGraph *g, const RlxThunk *t, LoopNest *L) {
+    const RlxValue *y = &g->v[t->out[0].value];
+    int nops = t->nin + 1;
+    int64_t dims[RLX_MAX_RANK], st[17][RLX_MAX_RANK];
+    int r = y->rank;
+    for (int o = 0; o < nops; o++) {
+        int v = o < t->nin ? t->in[o].value : t->out[0].value;
+        if (v < 0) continue;
+        const RlxValue *x = &g->v[v];
+        int64_t s = 1;
+        for (int i = r - 1; i >= 0; i--) {
+            int xi = i - (r - x->rank);
+            if (xi < 0 || x->dims[xi] == 1) st[o][i] = 0;
+            else {
+                st[o][i] = s;
+                s *= x->dims[xi];
+            }
+        }
+    }
+    memcpy(dims, y->dims, sizeof(int64_t) * (size_t)r);
+    /* drop size-1 dims, then merge dim i into i-1 where every operand allows */
+    L->rank = 0;
+    for (int i = 0; i < r; i++) {
+        if (dims[i] == 1) continue;
+        int k = L->rank;
+        if (k > 0) {
+            int ok = 1;
+            for (int o = 0; o < nops; o++) {
+                int v = o < t->nin ? t->in[o].value : t->out[0].value;
+                if (v >= 0 && L->stride[o][k - 1] != st[o][i] * dims[i]) ok = 0;
+            }
+            if (ok) {
+                L->dims[k - 1] *= dims[i];
+                for (int o = 0; o < nops; o++) L->stride[o][k - 1] = st[o][i];
+                continue;
+            }
+        }
+        L->dims[k] = dims[i];
+        for (int o = 0; o < nops; o++) L->stride[o][k] = st[o][i];
+        L->rank++;
+    }
+}
+
+static const char *index_expr(const LoopNest *L, int o) {
+    RlxBuf b = {0};
+    for (int i = 0; i < L->rank; i++) {
+        int64_t s = L->stride[o][i];
+        if (!s) continue;
+        if (b.len) rlx_buf_printf(&b, " + ");
+        if (s == 1) rlx_buf_printf(&b, "i%d", i);
+        else rlx_buf_printf(&b, "i%d * %lld", i, (long long)s);
+    }
+    return b.len ? b.data : "0";
+}
+
+static const char *load_expr(RlxDType dt, const char *elem) {
+    switch (dt) {
+    case RLX_F16: return rlx_fmt("rlx_f16_to_f32(%s)", elem);
+    case RLX_BF16: return rlx_fmt("rlx_bf16_to_f32(%s)", elem);
+    case RLX_F32: case RLX_F64: return elem;
+    case RLX_BOOL: return rlx_fmt("(%s != 0)", elem);
+    default: return rlx_fmt("(%s)%s", ct_name(compute_type(dt)), elem);
+    }
+}
+
+/* Converts expression e of compute type `from` to dtype `to`'s compute
+ * type: float to int saturates and maps NaN to 0 (LESSONS.md). */
+static const char *convert(const char *e, CType from, RlxDType to) {
+    CType ct = compute_type(to);
+    if (from == ct) return e;
+    if (ct == CT_BOOL) return rlx_fmt("(%s != 0)", e);
+    if (ct == CT_FLOAT || ct == CT_DOUBLE) return rlx_fmt("(%s)%s", ct_name(ct), e);
+    if (from == CT_FLOAT || from == CT_DOUBLE) {
+        static const struct { RlxDType dt; const char *lo, *hi, *ilo, *ihi; } lim[] = {
+            {RLX_I8, "-128.0", "128.0", "-128", "127"},
+            {RLX_U8, "0.0", "256.0", "0", "255"},
+            {RLX_I16, "-32768.0", "32768.0", "-32768", "32767"},
+            {RLX_U16, "0.0", "65536.0", "0", "65535"},
+            {RLX_I32, "-2147483648.0", "2147483648.0", "INT32_MIN", "INT32_MAX"},
+            {RLX_U32, "0.0", "4294967296.0", "0", "UINT32_MAX"},
+            {RLX_I64, "-9223372036854775808.0", "9223372036854775808.0", "INT64_MIN", "INT64_MAX"},
+        };
+        if (to == RLX_U64) return rlx_fmt("rs_f2u64((double)%s)", e);
+        for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++)
+            if (lim[i].dt == to)
+                return rlx_fmt("rs_f2i((double)%s, %s, %s, %s, %s)", e, lim[i].lo, lim[i].hi, lim[i].ilo, lim[i].ihi);
+        RLX_ASSERT(!"cast target");
+    }
+    return rlx_fmt("(%s)%s", ct_name(ct), e);
+}
+
+static const char *store_expr(RlxDType dt, const char *e, CType from) {
+    switch (dt) {
+    case RLX_F16: return rlx_fmt("rlx_f32_to_f16(%s)", convert(e, from, RLX_F32));
+    case RLX_BF16: return rlx_fmt("rlx_f32_to_bf16(%s)", convert(e, from, RLX_F32));
+    case RLX_BOOL: return rlx_fmt("(uint8_t)(%s != 0)", e);
+    default: {
+        const char *v = convert(e, from, dt);
+        /* no cast where the computed type is already the stored one */
+        if ((dt == RLX_F32 && from == CT_FLOAT) || (dt == RLX_F64 && from == CT_DOUBLE) ||
+            (dt == RLX_I64 && from == CT_INT) || (dt == RLX_U64 && from == CT_UINT))
+            return v;
+        return rlx_fmt("(%s)%s", c_type(dt), v);
+    }
+    }
+}
+
+/* One step of a region as a C expression over its argument expressions. */
+static const char *step_expr(const RlxEltStep *s, const char **a, const CType *at) {
+    CType ct = compute_type(s->dtype);
+    int fl = ct == CT_FLOAT || ct == CT_DOUBLE;
+    const char *sfx = ct == CT_DOUBLE ? "_d" : "";
+    int dbl = ct == CT_DOUBLE;
+    CType t0 = at[0];
+    int afl = t0 == CT_FLOAT || t0 == CT_DOUBLE;   /* argument kind, for comparisons */
+    (void)afl;
+    switch (s->op) {
+    case RLX_OP_IDENTITY: return a[0];
+    case RLX_OP_ADD: return fl || ct == CT_UINT ? rlx_fmt("(%s + %s)", a[0], a[1]) : rlx_fmt("(int64_t)((uint64_t)%s + (uint64_t)%s)", a[0], a[1]);
+    case RLX_OP_SUB: return fl || ct == CT_UINT ? rlx_fmt("(%s - %s)", a[0], a[1]) : rlx_fmt("(int64_t)((uint64_t)%s - (uint64_t)%s)", a[0], a[1]);
+    case RLX_OP_MUL: return fl || ct == CT_UINT ? rlx_fmt("(%s * %s)", a[0], a[1]) : rlx_fmt("(int64_t)((uint64_t)%s * (uint64_t)%s)", a[0], a[1]);
+    case RLX_OP_DIV:
+        if (fl) return rlx_fmt("(%s / %s)", a[0], a[1]);
+        if (ct == CT_UINT) return rlx_fmt("(%s ? %s / %s : 0)", a[1], a[0], a[1]);
+        return rlx_fmt("rs_idiv(%s, %s)", a[0], a[1]);
+    case RLX_OP_POW:
+        if (fl) return rlx_fmt(dbl ? "pow(%s, (double)%s)" : "powf(%s, (float)%s)", a[0], a[1]);
+        if (at[1] == CT_FLOAT || at[1] == CT_DOUBLE)
+            return convert(rlx_fmt("pow((double)%s, (double)%s)", a[0], a[1]), CT_DOUBLE, s->dtype);
+        return rlx_fmt("(%s)rs_ipow((int64_t)%s, (int64_t)%s)", ct_name(ct), a[0], a[1]);
+    case RLX_OP_MAX:
+        if (fl) return rlx_fmt("rs_max%s(%s, %s)", sfx, a[0], a[1]);
+        return rlx_fmt("(%s > %s ? %s : %s)", a[0], a[1], a[0], a[1]);
+    case RLX_OP_MIN:
+        if (fl) return rlx_fmt("rs_min%s(%s, %s)", sfx, a[0], a[1]);
+        return rlx_fmt("(%s < %s ? %s : %s)", a[0], a[1], a[0], a[1]);
+    case RLX_OP_EQUAL: return rlx_fmt("(%s == %s)", a[0], a[1]);
+    case RLX_OP_LESS: return rlx_fmt("(%s < %s)", a[0], a[1]);
+    case RLX_OP_GREATER: return rlx_fmt("(%s > %s)", a[0], a[1]);
+    case RLX_OP_AND: return rlx_fmt("(%s && %s)", a[0], a[1]);
+    case RLX_OP_OR: return rlx_fmt("(%s || %s)", a[0], a[1]);
+    case RLX_OP_NOT: return rlx_fmt("(!%s)", a[0]);
+    case RLX_OP_WHERE: return rlx_fmt("(%s ? %s : %s)", a[0], a[1], a[2]);
+    case RLX_OP_NEG: return fl || ct == CT_UINT ? rlx_fmt("(-%s)", a[0]) : rlx_fmt("(int64_t)(0 - (uint64_t)%s)", a[0]);
+    case RLX_OP_ABS:
+        if (fl) return rlx_fmt("rs_abs%s(%s)", sfx, a[0]);
+        if (ct == CT_UINT) return a[0];
+        return rlx_fmt("(%s < 0 ? (int64_t)(0 - (uint64_t)%s) : %s)", a[0], a[0], a[0]);
+    case RLX_OP_SQRT: return rlx_fmt("rs_sqrt%s(%s)", sfx, a[0]);
+    case RLX_OP_RECIPROCAL: return rlx_fmt("rs_reciprocal%s(%s)", sfx, a[0]);
+    case RLX_OP_EXP: return rlx_fmt("rs_exp%s(%s)", sfx, a[0]);
+    case RLX_OP_LOG: return rlx_fmt("rs_log%s(%s)", sfx, a[0]);
+    case RLX_OP_ERF: return rlx_fmt("rs_erf%s(%s)", sfx, a[0]);
+    case RLX_OP_TANH: return rlx_fmt("rs_tanh%s(%s)", sfx, a[0]);
+    case RLX_OP_SIGMOID: return rlx_fmt("rs_sigmoid%s(%s)", sfx, a[0]);
+    case RLX_OP_SOFTPLUS: return rlx_fmt("rs_softplus%s(%s)", sfx, a[0]);
+    case RLX_OP_HARDSWISH: return rlx_fmt("rs_hardswish%s(%s)", sfx, a[0]);
+    case RLX_OP_RELU:
+        if (fl) return rlx_fmt("rs_relu%s(%s)", sfx, a[0]);
+        return rlx_fmt("(%s > 0 ? %s : 0)", a[0], a[0]);
+    case RLX_OP_LEAKYRELU: return rlx_fmt("rs_leakyrelu%s(%s, %s)", sfx, a[0], float_lit(s->alpha, dbl));
+    case RLX_OP_ELU: return rlx_fmt("rs_elu%s(%s, %s)", sfx, a[0], float_lit(s->alpha, dbl));
+    case RLX_OP_HARDSIGMOID:
+        return rlx_fmt("rs_hardsigmoid%s(%s, %s, %s)", sfx, a[0], float_lit(s->alpha, dbl), float_lit(s->beta, dbl));
+    case RLX_OP_CLIP: {
+        const char *lo = s->nargs > 1 && a[1] ? a[1] : NULL, *hi = s->nargs > 2 && a[2] ? a[2] : NULL;
+        const char *e = a[0];
+        if (lo) e = rlx_fmt("(%s < %s ? %s : %s)", e, lo, lo, e);
+        if (hi) e = rlx_fmt("(%s > %s ? %s : %s)", e, hi, hi, e);
+        return e;
+    }
+    case RLX_OP_CAST: return convert(a[0], at[0], s->dtype);
+    default: RLX_ASSERT(!"elementwise op without a C form"); return "";
+    }
+}
+
+static void emit_eltwise(Emit *E, const RlxThunk *t) {
+    const RlxGraph *g = E->g;
+    LoopNest L;
+    loop_nest(g, t, &L);
+    RlxBuf *b = E->b;
+    const RlxValue *y = &g->v[t->out[0].value];
+    rlx_emit(b, "{");
+    b->indent++;
+    for (int i = 0; i < t->nin; i++) {
+        if (t->in[i].value < 0) continue;
+        const RlxValue *x = &g->v[t->in[i].value];
+        rlx_emit(b, "const %s *x%d = (const %s *)(%s);", c_type(x->dtype), i, c_type(x->dtype), slot_expr(&t->in[i]));
+    }
+    rlx_emit(b, "%s *y = (%s *)(%s);", c_type(y->dtype), c_type(y->dtype), slot_expr(&t->out[0]));
+    for (int i = 0; i < L.rank; i++) {
+        rlx_emit(b, "for (int64_t i%d = 0; i%d < %lld; i%d++) {", i, i, (long long)L.dims[i], i);
+        b->indent++;
+    }
+    /* loads */
+    const char **argx = rlx_alloc(sizeof(char *) * (size_t)(t->nin + t->nsteps));
+    CType *argt = rlx_alloc(sizeof(CType) * (size_t)(t->nin + t->nsteps));
+    for (int i = 0; i < t->nin; i++) {
+        if (t->in[i].value < 0) continue;
+        const RlxValue *x = &g->v[t->in[i].value];
+        CType ct = compute_type(x->dtype);
+        rlx_emit(b, "const %s a%d = %s;", ct_name(ct), i, load_expr(x->dtype, rlx_fmt("x%d[%s]", i, index_expr(&L, i))));
+        argx[i] = rlx_fmt("a%d", i);
+        argt[i] = ct;
+    }
+    /* steps: each its own local, so a reader can follow the chain */
+    const char *res = NULL;
+    CType rest = CT_FLOAT;
+    for (int k = 0; k < t->nsteps; k++) {
+        const RlxEltStep *s = &t->steps[k];
+        const char *a[4] = {0};
+        CType at[4] = {CT_FLOAT, CT_FLOAT, CT_FLOAT, CT_FLOAT};
+        for (int j = 0; j < s->nargs; j++) {
+            int ai = s->args[j];
+            if (ai >= 0) {
+                if (t->in[ai].value < 0) continue;
+                a[j] = argx[ai];
+                at[j] = argt[ai];
+            } else {
+                a[j] = argx[t->nin + (-ai - 1)];
+                at[j] = argt[t->nin + (-ai - 1)];
+            }
+        }
+        /* binary float ops on mixed operands: compute in the result's type */
+        CType ct = compute_type(s->dtype);
+        if (s->op != RLX_OP_CAST && s->op != RLX_OP_POW && s->op != RLX_OP_WHERE && s->op != RLX_OP_EQUAL &&
+            s->op != RLX_OP_LESS && s->op != RLX_OP_GREATER && s->op != RLX_OP_AND && s->op != RLX_OP_OR &&
+            s->op != RLX_OP_NOT) {
+            for (int j = 0; j < s->nargs; j++)
+                if (a[j] && at[j] != ct) a[j] = convert(a[j], at[j], s->dtype);
+        }
+        if (s->op == RLX_OP_WHERE) {
+            for (int j = 1; j < 3; j++)
+                if (a[j] && at[j] != ct) a[j] = convert(a[j], at[j], s->dtype);
+        }
+        const char *e = step_expr(s, a, at);
+        rlx_emit(b, "const %s s%d = %s;", ct_name(ct), k, e);
+        argx[t->nin + k] = rlx_fmt("s%d", k);
+        argt[t->nin + k] = ct;
+        res = argx[t->nin + k];
+        rest = ct;
+    }
+    rlx_emit(b, "y[%s] = %s;", index_expr(&L, t->nin), store_expr(y->dtype, res, rest));
+    for (int i = 0; i < L.rank; i++) {
+        b->indent--;
+        rlx_emit(b, "}");
+    }
+    b->indent--;
+    rlx_emit(b, "}");
+}
+
+/* ---- the files ---- */
+
+static void emit_tensor_infos(Emit *E, const char *what, const int *vals, int n) {
+    const RlxGraph *g = E->g;
+    for (int i = 0; i < n; i++) {
+        const RlxValue *v = &g->v[vals[i]];
+        RlxBuf d = {0};
+        for (int j = 0; j < v->rank; j++) rlx_buf_printf(&d, "%s%lld", j ? ", " : "", (long long)v->dims[j]);
+        rlx_emit(E->b, "static const int64_t %s_%s%d_dims[] = {%s};", E->name, what, i, v->rank ? d.data : "0");
+    }
+    rlx_emit(E->b, "static const rlx_tensor_info %s_%ss[] = {", E->name, what);
+    for (int i = 0; i < n; i++) {
+        const RlxValue *v = &g->v[vals[i]];
+        int w = (v->flags & RLX_V_WEIGHT) != 0;
+        /* a weight as output is read from the weights; offset in its space */
+        rlx_emit(E->b, "    {\"%s\", %s, %d, %s_%s%d_dims, %lld, %lld},", v->name, dtype_enum(v->dtype), v->rank,
+                 E->name, what, i, (long long)(w ? E->plan->woff[vals[i]] : E->plan->off[vals[i]]),
+                 (long long)rlx_value_bytes(v));
+    }
+    if (!n) rlx_emit(E->b, "    {0, 0, 0, 0, 0, 0},");
+    rlx_emit(E->b, "};");
+}
+
+void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl, const RlxCOptions *opt,
+                   RlxBuf *c, RlxBuf *h) {
+    Emit E = {g, plan, opt->name, c};
+    const char *N = opt->name;
+    uint64_t hash = opt->hash;
+    int nweights = 0;
+    for (int i = 0; i < g->nv; i++)
+        if (plan->woff[i] >= 0) nweights++;
+
+    /* header */
+    rlx_emit(h, "/* %s.h - generated by rlxc %s. Do not edit. */", N, RLX_VERSION);
+    rlx_emit(h, "#ifndef %s_MODEL_H", N);
+    rlx_emit(h, "#define %s_MODEL_H", N);
+    rlx_emit(h, "");
+    rlx_emit(h, "#include \"rlx_rt.h\"");
+    rlx_emit(h, "");
+    rlx_emit(h, "#ifdef __cplusplus");
+    rlx_emit(h, "extern \"C\" {");
+    rlx_emit(h, "#endif");
+    rlx_emit(h, "");
+    rlx_emit(h, "/* Inputs and outputs, in this order, as dense row-major arrays:");
+    for (int i = 0; i < g->ninputs; i++)
+        rlx_emit(h, " *   input  %d: %s", i, comment_safe(value_desc(g, g->inputs[i])));
+    for (int i = 0; i < g->noutputs; i++)
+        rlx_emit(h, " *   output %d: %s", i, comment_safe(value_desc(g, g->outputs[i])));
+    rlx_emit(h, " * arena: %lld bytes; weights: %lld bytes. */", (long long)plan->arena_bytes,
+             (long long)plan->weights_bytes);
+    rlx_emit(h, "extern const rlx_model_info %s_info;", N);
+    rlx_emit(h, "");
+    rlx_emit(h, "/* Allocates the model and its arena; RLX_OK or a status. */");
+    rlx_emit(h, "int %s_init(rlx_model **m);", N);
+    rlx_emit(h, "/* Loads %s.weights (or another path); a distinct status for a missing,", N);
+    rlx_emit(h, " * truncated, other-version or other-model file. */");
+    rlx_emit(h, "int %s_load_weights(rlx_model *m, const char *path);", N);
+    rlx_emit(h, "/* Uses a weights file image already in memory (kept alive by the caller). */");
+    rlx_emit(h, "int %s_load_weights_buffer(rlx_model *m, const void *buf, size_t len);", N);
+    rlx_emit(h, "/* Runs the model; allocates nothing. */");
+    rlx_emit(h, "int %s_run(rlx_model *m, const void *const *inputs, void *const *outputs);", N);
+    rlx_emit(h, "void %s_free(rlx_model *m);", N);
+    if (opt->emit_main) {
+        rlx_emit(h, "/* The command-line harness of --emit-main. */");
+        rlx_emit(h, "int %s_main(int argc, char **argv);", N);
+    }
+    rlx_emit(h, "");
+    rlx_emit(h, "#ifdef __cplusplus");
+    rlx_emit(h, "}");
+    rlx_emit(h, "#endif");
+    rlx_emit(h, "#endif");
+
+    /* source */
+    rlx_emit(c, "/* %s.c - generated by rlxc %s from %s. Do not edit.", N, RLX_VERSION, comment_safe(g->file));
+    rlx_emit(c, " *");
+    rlx_emit(c, " * %d thunks; arena %lld bytes (lower bound %lld, naive %lld); weights %lld bytes.",
+             tl->n, (long long)plan->arena_bytes, (long long)plan->lower_bound, (long long)plan->naive_bytes,
+             (long long)plan->weights_bytes);
+    rlx_emit(c, " * A is the arena, W the weights; every offset below is in bytes.");
+    rlx_emit(c, " */");
+    rlx_emit(c, "#include <stddef.h>");
+    rlx_emit(c, "#include <stdint.h>");
+    rlx_emit(c, "#include <string.h>");
+    rlx_emit(c, "");
+    rlx_emit(c, "#include \"%s\"", opt->header_name);
+    rlx_emit(c, "#include \"rlx_scalar.h\"");
+    rlx_emit(c, "");
+    rlx_emit(c, "#define IN(...) ((const void *const[]){__VA_ARGS__})");
+    rlx_emit(c, "#define OUT(...) ((void *const[]){__VA_ARGS__})");
+    rlx_emit(c, "");
+    emit_tensor_infos(&E, "input", g->inputs, g->ninputs);
+    emit_tensor_infos(&E, "output", g->outputs, g->noutputs);
+    rlx_emit(c, "");
+    rlx_emit(c, "const rlx_model_info %s_info = {", N);
+    rlx_emit(c, "    \"%s\", 0x%016llxull, %lld, %lld, %d,", N, (unsigned long long)hash, (long long)plan->arena_bytes,
+             (long long)plan->weights_bytes, nweights);
+    rlx_emit(c, "    %d, %d, %s_inputs, %s_outputs,", g->ninputs, g->noutputs, N, N);
+    rlx_emit(c, "};");
+    rlx_emit(c, "");
+    rlx_emit(c, "int %s_init(rlx_model **m) { return rlx_model_new(&%s_info, m); }", N, N);
+    rlx_emit(c, "int %s_load_weights(rlx_model *m, const char *path) { return rlx_load_weights_file(m, path); }", N);
+    rlx_emit(c, "int %s_load_weights_buffer(rlx_model *m, const void *buf, size_t len) {", N);
+    rlx_emit(c, "    return rlx_load_weights_buffer(m, buf, len);");
+    rlx_emit(c, "}");
+    rlx_emit(c, "void %s_free(rlx_model *m) { rlx_model_free(m); }", N);
+    rlx_emit(c, "");
+    rlx_emit(c, "static int %s_schedule(rk_ctx *ctx, uint8_t *A, const uint8_t *W) {", N);
+    c->indent++;
+    rlx_emit(c, "int st = 0;");
+    rlx_emit(c, "(void)ctx;");
+    rlx_emit(c, "(void)A;");
+    rlx_emit(c, "(void)W;");
+    for (int i = 0; i < tl->n; i++) {
+        const RlxThunk *t = &tl->t[i];
+        emit_thunk_comment(&E, t, i);
+        if (t->kind == RLX_K_ELTWISE) emit_eltwise(&E, t);
+        else emit_kernel(&E, t);
+    }
+    rlx_emit(c, "return st;");
+    c->indent--;
+    rlx_emit(c, "}");
+    rlx_emit(c, "");
+    rlx_emit(c, "int %s_run(rlx_model *m, const void *const *inputs, void *const *outputs) {", N);
+    c->indent++;
+    rlx_emit(c, g->ninputs ? "if (!m || !inputs || !outputs) return RLX_E_ARG;" : "if (!m || !outputs) return RLX_E_ARG;");
+    rlx_emit(c, "if (!m->weights) return RLX_E_STATE;");
+    for (int i = 0; i < g->ninputs; i++) {
+        int v = g->inputs[i];
+        if (rlx_value_bytes(&g->v[v]))
+            rlx_emit(c, "memcpy(m->arena + %lld, inputs[%d], %lld);", (long long)plan->off[v], i,
+                     (long long)rlx_value_bytes(&g->v[v]));
+    }
+    rlx_emit(c, "int st = %s_schedule(&m->ctx, m->arena, m->weights);", N);
+    rlx_emit(c, "if (st) return st;");
+    for (int i = 0; i < g->noutputs; i++) {
+        int v = g->outputs[i];
+        int w = (g->v[v].flags & RLX_V_WEIGHT) != 0;
+        if (rlx_value_bytes(&g->v[v]))
+            rlx_emit(c, "memcpy(outputs[%d], %s + %lld, %lld);", i, w ? "m->weights" : "m->arena",
+                     (long long)(w ? plan->woff[v] : plan->off[v]), (long long)rlx_value_bytes(&g->v[v]));
+    }
+    rlx_emit(c, "return RLX_OK;");
+    c->indent--;
+    rlx_emit(c, "}");
+    rlx_emit(c, "");
+    if (opt->emit_main) {
+        rlx_emit(c, "int %s_main(int argc, char **argv) { return rlx_main(argc, argv, &%s_info, %s_run); }", N, N, N);
+        rlx_emit(c, "int main(int argc, char **argv) { return %s_main(argc, argv); }", N);
+    }
+}

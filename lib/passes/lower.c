@@ -1,0 +1,583 @@
+/* lower.c - graph to thunk list.  require: inferred, legalized, scheduled, planned
+ *
+ * Walks g->order and turns each live node into thunks: a kernel of the
+ * kernel library (runtime_min/rk_kernels.def) with its parameters filled by
+ * field name, or an elementwise region (RLX_K_ELTWISE) that the C printer
+ * writes as an inline loop. Every operand becomes a slot: arena or weights
+ * space plus a byte offset from the plan. After this pass, backends see no
+ * graph semantics: dims, strides and attributes are resolved constants.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "rlx.h"
+
+/* ---- thunk construction ---- */
+
+static RlxThunk *thunk_new(RlxThunkList *tl, RlxKernelKind kind, int node) {
+    if (tl->n == tl->cap) {
+        int cap = tl->cap ? tl->cap * 2 : 64;
+        tl->t = rlx_realloc(tl->t, sizeof(RlxThunk) * (size_t)tl->cap, sizeof(RlxThunk) * (size_t)cap);
+        tl->cap = cap;
+    }
+    RlxThunk *t = &tl->t[tl->n++];
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    t->node = node;
+    if (kind != RLX_K_ELTWISE) {
+        /* count the 8-byte slots of the params struct */
+        for (const char *f = rlx_kernels[kind].fields; *f; f++)
+            if (*f == ':') t->np += f[-1] == 'a' ? RK_MAX_RANK : 1;
+        RLX_ASSERT(t->np <= (int)(sizeof t->p / sizeof t->p[0]));
+    }
+    return t;
+}
+
+/* Index of a named field in the params struct, and its kind letter. */
+static int field_slot(const RlxThunk *t, const char *name, char *kind) {
+    int slot = 0;
+    const char *f = rlx_kernels[t->kind].fields;
+    size_t len = strlen(name);
+    while (*f) {
+        char k = f[0];
+        const char *nm = f + 2;
+        size_t nl = strcspn(nm, " ");
+        if (nl == len && !strncmp(nm, name, len)) {
+            *kind = k;
+            return slot;
+        }
+        slot += k == 'a' ? RK_MAX_RANK : 1;
+        f = nm + nl;
+        while (*f == ' ') f++;
+    }
+    RLX_ASSERT(!"no such kernel parameter");
+    return -1;
+}
+
+static void set_i(RlxThunk *t, const char *name, int64_t v) {
+    char k;
+    int s = field_slot(t, name, &k);
+    RLX_ASSERT(k == 'i');
+    t->p[s].i = v;
+}
+
+static void set_f(RlxThunk *t, const char *name, double v) {
+    char k;
+    int s = field_slot(t, name, &k);
+    RLX_ASSERT(k == 'f');
+    t->p[s].f = v;
+}
+
+static void set_a(RlxThunk *t, const char *name, const int64_t *v, int n) {
+    char k;
+    int s = field_slot(t, name, &k);
+    RLX_ASSERT(k == 'a' && n <= RK_MAX_RANK);
+    for (int i = 0; i < n; i++) t->p[s + i].i = v[i];
+}
+
+typedef struct {
+    RlxGraph *g;
+    const RlxPlan *plan;
+    RlxThunkList *tl;
+} Lower;
+
+static RlxSlot slot_of(const Lower *L, int v) {
+    RlxSlot s = {v, RLX_SPACE_ARENA, 0};
+    if (v < 0) return s;
+    if (L->g->v[v].flags & RLX_V_WEIGHT) {
+        s.space = RLX_SPACE_WEIGHTS;
+        s.off = L->plan->woff[v];
+    } else {
+        s.off = L->plan->off[v];
+    }
+    RLX_ASSERT(s.off >= 0);
+    return s;
+}
+
+static void add_in(const Lower *L, RlxThunk *t, int v) {
+    RLX_ASSERT(t->nin < (int)(sizeof t->in / sizeof t->in[0]));
+    t->in[t->nin++] = slot_of(L, v);
+}
+
+static void add_out(const Lower *L, RlxThunk *t, int v) {
+    RLX_ASSERT(t->nout < (int)(sizeof t->out / sizeof t->out[0]));
+    t->out[t->nout++] = slot_of(L, v);
+}
+
+static const RlxValue *val(const Lower *L, int v) { return &L->g->v[v]; }
+
+static int64_t prod(const int64_t *d, int from, int to) {
+    int64_t p = 1;
+    for (int i = from; i < to; i++) p *= d[i];
+    return p;
+}
+
+static int value_used(const RlxGraph *g, int v) {
+    if (g->v[v].flags & RLX_V_OUTPUT) return 1;
+    for (int i = 0; i < g->nn; i++) {
+        if (g->n[i].dead) continue;
+        for (int j = 0; j < g->n[i].nin; j++)
+            if (g->n[i].in[j] == v) return 1;
+    }
+    return 0;
+}
+
+/* ---- elementwise ---- */
+
+static void lower_eltwise(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    RlxThunk *t = thunk_new(L->tl, RLX_K_ELTWISE, node);
+    RlxDType out_dt = val(L, n->out[0])->dtype;
+    int nsteps = n->nin > 2 && (n->op == RLX_OP_MAX || n->op == RLX_OP_MIN || n->op == RLX_OP_SUM) ? n->nin - 1 : 1;
+    t->steps = rlx_alloc(sizeof(RlxEltStep) * (size_t)nsteps);
+    t->nsteps = nsteps;
+    for (int i = 0; i < n->nin; i++) {
+        if (n->in[i] >= 0) add_in(L, t, n->in[i]);
+        else t->in[t->nin++] = slot_of(L, -1);
+    }
+    add_out(L, t, n->out[0]);
+
+    RlxEltStep *s = &t->steps[0];
+    s->op = n->op;
+    s->dtype = out_dt;
+    if (n->op == RLX_OP_SUM || n->op == RLX_OP_MAX || n->op == RLX_OP_MIN) {
+        /* variadic: a chain of binary steps; a single input is a copy */
+        if (n->nin == 1) {
+            s->op = RLX_OP_IDENTITY;
+            s->nargs = 1;
+            s->args[0] = 0;
+            return;
+        }
+        RlxOp bin = n->op == RLX_OP_SUM ? RLX_OP_ADD : n->op;
+        for (int k = 0; k < nsteps; k++) {
+            t->steps[k].op = bin;
+            t->steps[k].dtype = out_dt;
+            t->steps[k].nargs = 2;
+            t->steps[k].args[0] = k == 0 ? 0 : -k;   /* previous step */
+            t->steps[k].args[1] = k + 1;
+        }
+        return;
+    }
+    s->nargs = n->nin;
+    for (int i = 0; i < n->nin; i++) s->args[i] = i;
+    switch (n->op) {
+    case RLX_OP_LEAKYRELU: s->alpha = rlx_attr_f(n, "alpha", 0.01); break;
+    case RLX_OP_ELU: s->alpha = rlx_attr_f(n, "alpha", 1.0); break;
+    case RLX_OP_HARDSIGMOID:
+        s->alpha = rlx_attr_f(n, "alpha", 0.2);
+        s->beta = rlx_attr_f(n, "beta", 0.5);
+        break;
+    default: break;
+    }
+}
+
+/* ---- kernels ---- */
+
+static void lower_copy(Lower *L, int node, int from, int to) {
+    RlxThunk *t = thunk_new(L->tl, RLX_K_copy, node);
+    add_in(L, t, from);
+    add_out(L, t, to);
+    set_i(t, "nbytes", rlx_value_bytes(val(L, to)));
+}
+
+static void lower_matmul(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *a = val(L, n->in[0]), *b = val(L, n->in[1]), *y = val(L, n->out[0]);
+    RlxThunk *t = thunk_new(L->tl, RLX_K_matmul_f32, node);
+    add_in(L, t, n->in[0]);
+    add_in(L, t, n->in[1]);
+    add_out(L, t, n->out[0]);
+    int64_t k = a->dims[a->rank - 1];
+    int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
+    int64_t nn = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    set_i(t, "m", m);
+    set_i(t, "n", nn);
+    set_i(t, "k", k);
+    /* batch dims of the output; each operand's batch dims right-aligned */
+    int ybatch = y->rank - (a->rank >= 2) - (b->rank >= 2);
+    int abatch = a->rank > 2 ? a->rank - 2 : 0, bbatch = b->rank > 2 ? b->rank - 2 : 0;
+    int64_t bdims[RLX_MAX_RANK] = {0}, as[RLX_MAX_RANK] = {0}, bs[RLX_MAX_RANK] = {0};
+    int64_t astr = m * k, bstr = k * nn;
+    for (int i = ybatch - 1; i >= 0; i--) {
+        bdims[i] = y->dims[i];
+        int ai = i - (ybatch - abatch), bi = i - (ybatch - bbatch);
+        if (ai >= 0) {
+            as[i] = a->dims[ai] == 1 ? 0 : astr;
+            astr *= a->dims[ai];
+        }
+        if (bi >= 0) {
+            bs[i] = b->dims[bi] == 1 ? 0 : bstr;
+            bstr *= b->dims[bi];
+        }
+    }
+    set_i(t, "brank", ybatch);
+    set_a(t, "bdims", bdims, ybatch);
+    set_a(t, "astride", as, ybatch);
+    set_a(t, "bstride", bs, ybatch);
+}
+
+static void lower_gemm(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *a = val(L, n->in[0]), *y = val(L, n->out[0]);
+    int ta = (int)rlx_attr_i(n, "transA", 0), tb = (int)rlx_attr_i(n, "transB", 0);
+    RlxThunk *t = thunk_new(L->tl, RLX_K_gemm_f32, node);
+    add_in(L, t, n->in[0]);
+    add_in(L, t, n->in[1]);
+    int has_c = n->nin > 2 && n->in[2] >= 0;
+    if (has_c) add_in(L, t, n->in[2]);
+    add_out(L, t, n->out[0]);
+    int64_t m = y->dims[0], nn = y->dims[1], k = ta ? a->dims[0] : a->dims[1];
+    set_i(t, "m", m);
+    set_i(t, "n", nn);
+    set_i(t, "k", k);
+    set_i(t, "trans_a", ta);
+    set_i(t, "trans_b", tb);
+    set_f(t, "alpha", rlx_attr_f(n, "alpha", 1.0));
+    set_f(t, "beta", rlx_attr_f(n, "beta", 1.0));
+    set_i(t, "has_c", has_c);
+    if (has_c) {
+        const RlxValue *c = val(L, n->in[2]);
+        int64_t c0 = c->rank >= 2 ? c->dims[c->rank - 2] : 1;
+        int64_t c1 = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
+        set_i(t, "c_cs", c1 == 1 ? 0 : 1);
+        set_i(t, "c_rs", c0 == 1 ? 0 : c1);
+    }
+}
+
+static void set_window(RlxThunk *t, const RlxValue *x, const RlxValue *y, const int64_t k[2], const int64_t s[2],
+                       const int64_t pads[4]) {
+    set_i(t, "n", x->dims[0]);
+    set_i(t, "c", x->dims[1]);
+    set_i(t, "h", x->dims[2]);
+    set_i(t, "w", x->dims[3]);
+    set_i(t, "oh", y->dims[2]);
+    set_i(t, "ow", y->dims[3]);
+    set_i(t, "kh", k[0]);
+    set_i(t, "kw", k[1]);
+    set_i(t, "sh", s[0]);
+    set_i(t, "sw", s[1]);
+    set_i(t, "pt", pads[0]);
+    set_i(t, "pl", pads[1]);
+}
+
+static void lower_conv(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
+    int64_t k[2], s[2], d[2], pads[4], ohw[2];
+    rlx_conv_geometry(L->g, node, k, s, d, pads, ohw);
+    RlxThunk *t = thunk_new(L->tl, RLX_K_conv2d_f32, node);
+    add_in(L, t, n->in[0]);
+    add_in(L, t, n->in[1]);
+    int has_bias = n->nin > 2 && n->in[2] >= 0;
+    if (has_bias) add_in(L, t, n->in[2]);
+    add_out(L, t, n->out[0]);
+    set_window(t, x, y, k, s, pads);
+    set_i(t, "oc", y->dims[1]);
+    set_i(t, "dh", d[0]);
+    set_i(t, "dw", d[1]);
+    set_i(t, "group", rlx_attr_i(n, "group", 1));
+    set_i(t, "has_bias", has_bias);
+}
+
+static void lower_pool(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
+    int64_t k[2], s[2], d[2], pads[4], ohw[2];
+    rlx_conv_geometry(L->g, node, k, s, d, pads, ohw);
+    int maxpool = n->op == RLX_OP_MAXPOOL;
+    RlxThunk *t = thunk_new(L->tl, maxpool ? RLX_K_maxpool2d_f32 : RLX_K_avgpool2d_f32, node);
+    add_in(L, t, n->in[0]);
+    add_out(L, t, n->out[0]);
+    set_window(t, x, y, k, s, pads);
+    if (maxpool) {
+        int has_idx = n->nout > 1 && n->out[1] >= 0;
+        if (has_idx) add_out(L, t, n->out[1]);
+        set_i(t, "dh", d[0]);
+        set_i(t, "dw", d[1]);
+        set_i(t, "has_indices", has_idx);
+        set_i(t, "storage_order", rlx_attr_i(n, "storage_order", 0));
+    } else {
+        set_i(t, "pb", pads[2]);
+        set_i(t, "pr", pads[3]);
+        set_i(t, "count_include_pad", rlx_attr_i(n, "count_include_pad", 0));
+    }
+}
+
+static void lower_transpose(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]);
+    int64_t perm[RLX_MAX_RANK];
+    const RlxAttr *pa = rlx_attr_get(n, "perm");
+    for (int i = 0; i < x->rank; i++) perm[i] = pa ? pa->ints[i] : x->rank - 1 - i;
+    RlxThunk *t = thunk_new(L->tl, RLX_K_transpose, node);
+    add_in(L, t, n->in[0]);
+    add_out(L, t, n->out[0]);
+    set_i(t, "esize", rlx_dtype_size(x->dtype));
+    set_i(t, "rank", x->rank);
+    set_a(t, "dims", x->dims, x->rank);
+    set_a(t, "perm", perm, x->rank);
+}
+
+/* Concat and Split are row copies: `outer` rows, each a contiguous run. */
+static void lower_concat(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *y = val(L, n->out[0]);
+    int axis = rlx_norm_axis(L->g, node, rlx_attr_i(n, "axis", 0), y->rank);
+    int64_t es = rlx_dtype_size(y->dtype), inner = prod(y->dims, axis + 1, y->rank) * es;
+    int64_t outer = prod(y->dims, 0, axis), at = 0;
+    for (int i = 0; i < n->nin; i++) {
+        const RlxValue *x = val(L, n->in[i]);
+        int64_t row = x->dims[axis] * inner;
+        if (row && outer) {
+            RlxThunk *t = thunk_new(L->tl, RLX_K_strided_copy, node);
+            add_in(L, t, n->in[i]);
+            add_out(L, t, n->out[0]);
+            set_i(t, "rows", outer);
+            set_i(t, "row_bytes", row);
+            set_i(t, "src_stride", row);
+            set_i(t, "dst_stride", y->dims[axis] * inner);
+            set_i(t, "dst_off", at);
+        }
+        at += row;
+    }
+}
+
+static void lower_split(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]);
+    int axis = rlx_norm_axis(L->g, node, rlx_attr_i(n, "axis", 0), x->rank);
+    int64_t es = rlx_dtype_size(x->dtype), inner = prod(x->dims, axis + 1, x->rank) * es;
+    int64_t outer = prod(x->dims, 0, axis), at = 0;
+    for (int i = 0; i < n->nout; i++) {
+        const RlxValue *y = val(L, n->out[i]);
+        int64_t row = y->dims[axis] * inner;
+        if (row && outer) {
+            RlxThunk *t = thunk_new(L->tl, RLX_K_strided_copy, node);
+            add_in(L, t, n->in[0]);
+            add_out(L, t, n->out[i]);
+            set_i(t, "rows", outer);
+            set_i(t, "row_bytes", row);
+            set_i(t, "src_stride", x->dims[axis] * inner);
+            set_i(t, "dst_stride", row);
+            set_i(t, "src_off", at);
+        }
+        at += row;
+    }
+}
+
+static void lower_slice(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
+    int64_t starts[RLX_MAX_RANK], steps[RLX_MAX_RANK], od[RLX_MAX_RANK];
+    rlx_slice_params(L->g, node, starts, steps, od);
+    if (!rlx_value_numel(y)) return;
+    RlxThunk *t = thunk_new(L->tl, RLX_K_slice, node);
+    add_in(L, t, n->in[0]);
+    add_out(L, t, n->out[0]);
+    set_i(t, "esize", rlx_dtype_size(x->dtype));
+    set_i(t, "rank", x->rank);
+    set_a(t, "in_dims", x->dims, x->rank);
+    set_a(t, "out_dims", y->dims, y->rank);
+    set_a(t, "starts", starts, x->rank);
+    set_a(t, "steps", steps, x->rank);
+}
+
+static void lower_gather(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]), *idx = val(L, n->in[1]), *y = val(L, n->out[0]);
+    int axis = rlx_norm_axis(L->g, node, rlx_attr_i(n, "axis", 0), x->rank);
+    if (!rlx_value_numel(y)) return;
+    RlxThunk *t = thunk_new(L->tl, RLX_K_gather, node);
+    add_in(L, t, n->in[0]);
+    add_in(L, t, n->in[1]);
+    add_out(L, t, n->out[0]);
+    set_i(t, "esize", rlx_dtype_size(x->dtype));
+    set_i(t, "outer", prod(x->dims, 0, axis));
+    set_i(t, "axis_len", x->dims[axis]);
+    set_i(t, "inner", prod(x->dims, axis + 1, x->rank));
+    set_i(t, "nidx", rlx_value_numel(idx));
+    set_i(t, "idx_dtype", idx->dtype);
+}
+
+/* The pad value's bytes in the element type, from the optional constant
+ * input (ONNX: default 0). */
+static int64_t pad_value_bits(const Lower *L, int node, RlxDType dt) {
+    const RlxNode *n = &L->g->n[node];
+    int64_t bits = 0;
+    if (n->nin < 3 || n->in[2] < 0) return 0;
+    if (!rlx_is_const(L->g, n->in[2])) rlx_node_error(L->g, node, "constant_value must be a constant (weight)");
+    const RlxValue *cv = val(L, n->in[2]);
+    if (rlx_value_numel(cv) < 1) return 0;
+    union { float f; double d; int64_t i; uint64_t u; int32_t i32; int16_t i16; int8_t i8; uint16_t h; } u;
+    memset(&u, 0, sizeof u);
+    switch (dt) {
+    case RLX_F32: u.f = (float)rlx_weight_f64(cv, 0); break;
+    case RLX_F64: u.d = rlx_weight_f64(cv, 0); break;
+    case RLX_F16: u.h = rlx_f32_to_f16((float)rlx_weight_f64(cv, 0)); break;
+    case RLX_BF16: u.h = rlx_f32_to_bf16((float)rlx_weight_f64(cv, 0)); break;
+    default: u.i = rlx_weight_i64(cv, 0); break;   /* little-endian: low bytes */
+    }
+    memcpy(&bits, &u, sizeof bits);
+    return bits;
+}
+
+static void lower_pad(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]), *pv = val(L, n->in[1]);
+    int r = x->rank;
+    int64_t begin[RLX_MAX_RANK] = {0};
+    int axes[RLX_MAX_RANK];
+    int naxes = r;
+    for (int i = 0; i < r; i++) axes[i] = i;
+    if (n->nin > 3 && n->in[3] >= 0) {
+        const RlxValue *av = val(L, n->in[3]);
+        naxes = (int)rlx_value_numel(av);
+        for (int i = 0; i < naxes; i++) axes[i] = rlx_norm_axis(L->g, node, rlx_weight_i64(av, i), r);
+    }
+    RLX_ASSERT(rlx_value_numel(pv) == 2 * naxes);
+    for (int i = 0; i < naxes; i++) begin[axes[i]] = rlx_weight_i64(pv, i);
+    const char *mode = rlx_attr_s(n, "mode", "constant");
+    int m = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : -1;
+    if (m < 0) rlx_node_error(L->g, node, "pad mode '%s' not supported", mode);
+    if (!rlx_value_numel(y)) return;
+    if (m != 0 && !rlx_value_numel(x)) rlx_node_error(L->g, node, "cannot %s-pad an empty tensor", mode);
+    RlxThunk *t = thunk_new(L->tl, RLX_K_pad, node);
+    add_in(L, t, n->in[0]);
+    add_out(L, t, n->out[0]);
+    set_i(t, "esize", rlx_dtype_size(x->dtype));
+    set_i(t, "rank", r);
+    set_i(t, "mode", m);
+    set_a(t, "in_dims", x->dims, r);
+    set_a(t, "out_dims", y->dims, r);
+    set_a(t, "pads_begin", begin, r);
+    set_i(t, "value_bits", pad_value_bits(L, node, x->dtype));
+}
+
+static void lower_reduce(Lower *L, int node) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]);
+    int mask[RLX_MAX_RANK] = {0};
+    if (!rlx_reduce_axes(L->g, node, x->rank, mask)) {
+        lower_copy(L, node, n->in[0], n->out[0]);
+        return;
+    }
+    int op = n->op == RLX_OP_REDUCESUM ? 0 : n->op == RLX_OP_REDUCEMEAN ? 1 : n->op == RLX_OP_REDUCEMAX ? 2 : 3;
+    if (!rlx_value_numel(val(L, n->out[0]))) return;
+    if (!rlx_value_numel(x) && op >= 2) rlx_node_error(L->g, node, "reduction of an empty tensor has no identity");
+    RlxThunk *t = thunk_new(L->tl, RLX_K_reduce_f32, node);
+    add_in(L, t, n->in[0]);
+    add_out(L, t, n->out[0]);
+    int64_t m64[RLX_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) m64[i] = mask[i];
+    set_i(t, "op", op);
+    set_i(t, "rank", x->rank);
+    set_a(t, "dims", x->dims, x->rank);
+    set_a(t, "mask", m64, x->rank);
+}
+
+/* Kernels over (outer, axis_len, inner): softmax, argmax. */
+static void set_axis_split(RlxThunk *t, const RlxValue *x, int axis) {
+    set_i(t, "outer", prod(x->dims, 0, axis));
+    set_i(t, "axis_len", x->dims[axis]);
+    set_i(t, "inner", prod(x->dims, axis + 1, x->rank));
+}
+
+static void lower_node(Lower *L, int node) {
+    RlxGraph *g = L->g;
+    const RlxNode *n = &g->n[node];
+    const RlxValue *x = n->nin > 0 && n->in[0] >= 0 ? val(L, n->in[0]) : NULL;
+    RlxThunk *t;
+    if (rlx_ops[n->op].flags & RLX_OPF_ELT) {
+        if (rlx_value_numel(val(L, n->out[0]))) lower_eltwise(L, node);
+        return;
+    }
+    switch (n->op) {
+    case RLX_OP_IDENTITY:
+    case RLX_OP_RESHAPE:
+    case RLX_OP_FLATTEN:
+    case RLX_OP_SQUEEZE:
+    case RLX_OP_UNSQUEEZE:
+        if (rlx_value_bytes(val(L, n->out[0]))) lower_copy(L, node, n->in[0], n->out[0]);
+        return;
+    case RLX_OP_MATMUL: lower_matmul(L, node); return;
+    case RLX_OP_GEMM: lower_gemm(L, node); return;
+    case RLX_OP_CONV: lower_conv(L, node); return;
+    case RLX_OP_MAXPOOL:
+    case RLX_OP_AVERAGEPOOL: lower_pool(L, node); return;
+    case RLX_OP_GLOBALAVERAGEPOOL:
+        t = thunk_new(L->tl, RLX_K_global_avgpool_f32, node);
+        add_in(L, t, n->in[0]);
+        add_out(L, t, n->out[0]);
+        set_i(t, "nc", x->dims[0] * x->dims[1]);
+        set_i(t, "hw", prod(x->dims, 2, x->rank));
+        return;
+    case RLX_OP_BATCHNORM:
+        t = thunk_new(L->tl, RLX_K_batchnorm_f32, node);
+        for (int i = 0; i < 5; i++) add_in(L, t, n->in[i]);
+        add_out(L, t, n->out[0]);
+        set_i(t, "n", x->dims[0]);
+        set_i(t, "c", x->rank > 1 ? x->dims[1] : 1);
+        set_i(t, "hw", prod(x->dims, 2, x->rank));
+        set_f(t, "eps", rlx_attr_f(n, "epsilon", 1e-5));
+        return;
+    case RLX_OP_LAYERNORM: {
+        for (int i = 1; i < n->nout; i++)
+            if (n->out[i] >= 0 && value_used(g, n->out[i]))
+                rlx_node_error(g, node, "the Mean and InvStdDev outputs are not supported");
+        int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", -1), x->rank);
+        t = thunk_new(L->tl, RLX_K_layernorm_f32, node);
+        int has_bias = n->nin > 2 && n->in[2] >= 0;
+        add_in(L, t, n->in[0]);
+        add_in(L, t, n->in[1]);
+        if (has_bias) add_in(L, t, n->in[2]);
+        add_out(L, t, n->out[0]);
+        set_i(t, "outer", prod(x->dims, 0, axis));
+        set_i(t, "inner", prod(x->dims, axis, x->rank));
+        set_f(t, "eps", rlx_attr_f(n, "epsilon", 1e-5));
+        set_i(t, "has_bias", has_bias);
+        return;
+    }
+    case RLX_OP_SOFTMAX:
+    case RLX_OP_LOGSOFTMAX: {
+        int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", -1), x->rank);
+        if (!rlx_value_numel(x)) return;
+        t = thunk_new(L->tl, RLX_K_softmax_f32, node);
+        add_in(L, t, n->in[0]);
+        add_out(L, t, n->out[0]);
+        set_axis_split(t, x, axis);
+        set_i(t, "log", n->op == RLX_OP_LOGSOFTMAX);
+        return;
+    }
+    case RLX_OP_ARGMAX: {
+        int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", 0), x->rank);
+        if (!rlx_value_numel(val(L, n->out[0]))) return;
+        t = thunk_new(L->tl, RLX_K_argmax_f32, node);
+        add_in(L, t, n->in[0]);
+        add_out(L, t, n->out[0]);
+        set_axis_split(t, x, axis);
+        set_i(t, "select_last", rlx_attr_i(n, "select_last_index", 0));
+        return;
+    }
+    case RLX_OP_TRANSPOSE:
+        if (rlx_value_numel(x)) lower_transpose(L, node);
+        return;
+    case RLX_OP_CONCAT: lower_concat(L, node); return;
+    case RLX_OP_SPLIT: lower_split(L, node); return;
+    case RLX_OP_SLICE: lower_slice(L, node); return;
+    case RLX_OP_GATHER: lower_gather(L, node); return;
+    case RLX_OP_PAD: lower_pad(L, node); return;
+    case RLX_OP_REDUCEMEAN:
+    case RLX_OP_REDUCESUM:
+    case RLX_OP_REDUCEMAX:
+    case RLX_OP_REDUCEMIN: lower_reduce(L, node); return;
+    default: rlx_node_error(g, node, "no lowering for this op (internal)");
+    }
+}
+
+RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan) {
+    Lower L = {g, plan, rlx_alloc(sizeof(RlxThunkList))};
+    for (int i = 0; i < g->norder; i++) lower_node(&L, g->order[i]);
+    /* Graph outputs that are weights are copied out of the weights space by
+     * the run function; nothing to lower for them. */
+    return L.tl;
+}

@@ -1,0 +1,285 @@
+/* rlx.h - the compiler's core: arena, diagnostics, the IR, the thunk list.
+ *
+ * Everything a compilation allocates comes from one arena (rlx_alloc) and is
+ * freed at once at the end, so passes never free. A user error (bad model,
+ * unsupported op) is reported with rlx_error/rlx_node_error, which format one
+ * line and longjmp back to the driver's rlx_try; the driver then deletes its
+ * temporary files, frees the arena and exits 1. Internal bugs use RLX_ASSERT,
+ * which aborts with file and line.
+ *
+ * The IR: values and nodes live in arrays of the graph and refer to each
+ * other by integer id (-1 = none). A value has a dtype and a static shape; a
+ * weight also has its bytes. Node order in the array is arbitrary; the
+ * schedule pass fills g->order.
+ */
+#ifndef RLX_H
+#define RLX_H
+
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../runtime_min/rlx_rt.h"
+
+#define RLX_VERSION "0.1.0"
+#define RLX_MAX_RANK RK_MAX_RANK
+
+/* ---- arena and strings ---- */
+void *rlx_alloc(size_t n);                 /* zeroed; never NULL */
+void *rlx_realloc(void *p, size_t old, size_t n);
+char *rlx_strdup(const char *s);
+char *rlx_strndup(const char *s, size_t n);
+char *rlx_fmt(const char *fmt, ...);       /* arena-allocated sprintf */
+void rlx_arena_free_all(void);
+
+/* A growable byte buffer (arena-backed) and the one printf-style emitter. */
+typedef struct {
+    char *data;
+    size_t len, cap;
+    int indent;
+} RlxBuf;
+void rlx_buf_put(RlxBuf *b, const void *p, size_t n);
+void rlx_buf_printf(RlxBuf *b, const char *fmt, ...);
+/* Writes one line: indentation, the text, a newline. */
+void rlx_emit(RlxBuf *b, const char *fmt, ...);
+
+/* ---- diagnostics ---- */
+typedef struct {
+    jmp_buf *jmp;        /* where rlx_error returns to; NULL = abort */
+    char msg[2048];      /* the one-line message */
+} RlxDiag;
+extern RlxDiag rlx_diag;
+#define rlx_try(jb) (rlx_diag.jmp = &(jb), setjmp(jb))
+void rlx_error(const char *fmt, ...);
+void rlx_fatal_internal(const char *file, int line, const char *msg);
+#define RLX_ASSERT(c) ((c) ? (void)0 : rlx_fatal_internal(__FILE__, __LINE__, #c))
+
+/* ---- dtypes (rlx_dtypes.def) ---- */
+typedef rlx_dtype RlxDType;
+int rlx_dtype_from_name(const char *name);     /* -1 if unknown */
+int rlx_dtype_from_onnx(int code);             /* -1 if unsupported */
+int rlx_dtype_to_onnx(int dt);
+int rlx_dtype_is_float(int dt);                /* f32 f16 bf16 f64 */
+int rlx_dtype_is_int(int dt);                  /* signed or unsigned ints */
+int rlx_dtype_is_signed(int dt);
+
+/* ---- ops (ops.def) ---- */
+enum { RLX_OPF_ELT = 1, RLX_OPF_VIEW = 2 };
+typedef enum {
+#define X(id, name, mi, xi, mo, xo, fl, attrs, doc) RLX_OP_##id,
+#include "ops.def"
+#undef X
+    RLX_NOPS
+} RlxOp;
+typedef struct {
+    const char *name;
+    int min_in, max_in, min_out, max_out, flags;
+    const char *attrs;
+    const char *doc;
+} RlxOpInfo;
+extern const RlxOpInfo rlx_ops[RLX_NOPS];
+int rlx_op_from_name(const char *name);        /* -1 if unknown */
+
+/* ---- IR ---- */
+typedef enum { RLX_A_INT, RLX_A_FLOAT, RLX_A_STRING, RLX_A_INTS, RLX_A_FLOATS, RLX_A_TENSOR, RLX_A_DTYPE } RlxAttrKind;
+typedef struct {
+    const char *name;
+    RlxAttrKind kind;
+    int64_t i;           /* INT, DTYPE */
+    double f;            /* FLOAT */
+    const char *s;       /* STRING */
+    int n;               /* INTS, FLOATS */
+    int64_t *ints;
+    double *floats;
+    int tensor;          /* TENSOR: a weight value id (not a graph input) */
+} RlxAttr;
+
+enum { RLX_V_INPUT = 1, RLX_V_WEIGHT = 2, RLX_V_OUTPUT = 4 };
+typedef struct {
+    const char *name;
+    RlxDType dtype;
+    int rank;                     /* -1 until known */
+    int64_t dims[RLX_MAX_RANK];
+    int flags;                    /* RLX_V_* */
+    int producer;                 /* node id, -1 for inputs and weights */
+    const uint8_t *data;          /* weights: rlx_value_bytes(v) bytes */
+} RlxValue;
+
+typedef struct {
+    const char *name;
+    RlxOp op;
+    int nin, nout;
+    int *in, *out;                /* value ids; an absent optional input is -1 */
+    int nattr;
+    RlxAttr *attr;
+    int dead;                     /* removed by a pass */
+} RlxNode;
+
+/* A graph output's dtype and shape as the model file declares them, to be
+ * checked after inference; dtype -1 / rank -1 = not declared. */
+typedef struct {
+    int dtype;
+    int rank;
+    int64_t dims[RLX_MAX_RANK];
+} RlxDecl;
+
+typedef struct {
+    const char *name;             /* model name */
+    const char *file;             /* for diagnostics */
+    RlxValue *v;
+    int nv, capv;
+    RlxNode *n;
+    int nn, capn;
+    int *inputs, ninputs;
+    int *outputs, noutputs;
+    int *order, norder;           /* schedule: node ids (schedule pass) */
+    RlxDecl *output_decl;         /* per g->outputs[i], or NULL (set by the .rlxg reader) */
+} RlxGraph;
+
+RlxGraph *rlx_graph_new(const char *file);
+int rlx_value_find(const RlxGraph *g, const char *name);           /* -1 if none */
+int rlx_value_add(RlxGraph *g, const char *name);                  /* error if duplicate */
+int rlx_node_add(RlxGraph *g, const char *name, RlxOp op, int nin, const int *in, int nout, const int *out);
+RlxAttr *rlx_attr_add(RlxGraph *g, int node, const char *name, RlxAttrKind kind);
+const RlxAttr *rlx_attr_get(const RlxNode *n, const char *name);   /* NULL if absent */
+int64_t rlx_attr_i(const RlxNode *n, const char *name, int64_t dflt);
+double rlx_attr_f(const RlxNode *n, const char *name, double dflt);
+const char *rlx_attr_s(const RlxNode *n, const char *name, const char *dflt);
+/* Fills the attribute defaults of ops.def into the node (missing ones only),
+ * and rejects unknown names or wrong kinds. */
+void rlx_attr_check(RlxGraph *g, int node);
+
+int64_t rlx_value_numel(const RlxValue *v);     /* errors on overflow */
+int64_t rlx_value_bytes(const RlxValue *v);     /* numel * dtype size; errors on overflow */
+/* Reads element i of a weight as int64 / double (any dtype). */
+int64_t rlx_weight_i64(const RlxValue *v, int64_t i);
+double rlx_weight_f64(const RlxValue *v, int64_t i);
+int rlx_is_const(const RlxGraph *g, int value);   /* a weight (has data) */
+
+/* "node 'NAME' (OP)" error prefix helpers: FILE: node 'NAME' (OP): message */
+void rlx_node_error(const RlxGraph *g, int node, const char *fmt, ...);
+const char *rlx_shape_str(const RlxValue *v);   /* "[1,3,224,224]" (arena) */
+
+/* Debug dump in the pure-JSON .rlxg form (readable back). */
+void rlx_graph_dump(const RlxGraph *g, FILE *f);
+
+/* ---- frontend ---- */
+RlxGraph *rlx_read_rlxg(const char *path);               /* container or pure JSON */
+void rlx_write_rlxg(const RlxGraph *g, RlxBuf *out);     /* container form */
+RlxGraph *rlx_read_onnx(const char *path);
+/* Reads a whole file into the arena; errors name the file. */
+uint8_t *rlx_read_file(const char *path, size_t *len);
+
+/* ---- passes (lib/passes/, one per file) ---- */
+typedef struct {
+    const char *target;          /* "c", ... */
+    int verbose;
+} RlxOptions;
+
+void rlx_infer(RlxGraph *g);                             /* verify + shapes/dtypes */
+void rlx_legalize(RlxGraph *g, const char *target);      /* require: inferred */
+void rlx_constants_to_weights(RlxGraph *g);              /* Constant nodes -> weights */
+void rlx_dce(RlxGraph *g);                               /* drop unused nodes */
+void rlx_schedule(RlxGraph *g);                          /* fills g->order */
+
+/* shape helpers (infer.c), shared with lowering */
+int rlx_norm_axis(const RlxGraph *g, int node, int64_t axis, int rank);
+void rlx_conv_geometry(const RlxGraph *g, int node, int64_t k[2], int64_t s[2], int64_t d[2], int64_t pads[4],
+                       int64_t out_hw[2]);
+void rlx_slice_params(const RlxGraph *g, int node, int64_t starts[], int64_t steps[], int64_t out_dims[]);
+int rlx_reduce_axes(const RlxGraph *g, int node, int rank, int mask[]);
+
+/* Arena plan: an offset for every non-weight value. */
+typedef struct {
+    int64_t *off;                /* per value id: arena offset, -1 if none */
+    int64_t *size;               /* per value id: bytes (unaligned) */
+    int *first, *last;           /* per value id: schedule step interval */
+    int64_t arena_bytes;         /* aligned total */
+    int64_t lower_bound;         /* max over steps of live bytes (aligned sizes) */
+    int64_t naive_bytes;         /* sum of aligned sizes of all planned values */
+    int64_t weights_bytes;       /* data section of the weights file */
+    int64_t *woff;               /* per value id: offset in weights data, -1 if none */
+} RlxPlan;
+
+/* Generic planner over intervals: sizes[i] bytes live in steps [first[i],
+ * last[i]] (inclusive); writes 64-byte aligned offsets; returns the arena
+ * size. Values with size 0 get offset 0 and occupy nothing. */
+int64_t rlx_plan_intervals(int n, const int64_t *sizes, const int *first, const int *last, int64_t *off_out);
+RlxPlan *rlx_plan(RlxGraph *g);                          /* require: scheduled */
+/* Asserts the plan's invariants: alignment, every slot inside the arena, no
+ * two values with overlapping intervals sharing bytes, weights disjoint. */
+void rlx_plan_verify(const RlxGraph *g, const RlxPlan *p);
+/* The -v summary line. */
+void rlx_plan_print(const RlxGraph *g, const RlxPlan *p, FILE *f);
+
+/* ---- thunk list ---- */
+enum { RLX_SPACE_ARENA, RLX_SPACE_WEIGHTS };
+typedef struct {
+    int value;                   /* value id, -1 if none (absent optional input) */
+    int space;                   /* RLX_SPACE_* */
+    int64_t off;                 /* byte offset in its space */
+} RlxSlot;
+
+typedef enum {
+#define K(name, fields, doc) RLX_K_##name,
+#include "../runtime_min/rk_kernels.def"
+#undef K
+    RLX_NKERNELS,
+    RLX_K_ELTWISE = RLX_NKERNELS   /* an elementwise region, printed inline */
+} RlxKernelKind;
+
+typedef struct {
+    const char *name;
+    const char *fields;          /* "i:n i:c f:eps a:dims " */
+    const char *doc;
+    rk_kernel_fn fn;
+} RlxKernelInfo;
+extern const RlxKernelInfo rlx_kernels[RLX_NKERNELS];
+
+typedef union { int64_t i; double f; } RlxParam;
+
+/* An elementwise region: a straight-line program over its inputs,
+ * evaluated per output element. Step k computes op over args; an arg
+ * a >= 0 is the region input a, a < 0 is step -(a+1). The last step's
+ * result is the output. */
+typedef struct {
+    RlxOp op;
+    int nargs;
+    int args[4];
+    RlxDType dtype;              /* dtype of the step's result */
+    double alpha, beta;          /* op attributes, where the op has them */
+} RlxEltStep;
+
+typedef struct {
+    RlxKernelKind kind;
+    int node;                    /* the source node (first of a fused group) */
+    int nin, nout;
+    RlxSlot in[16], out[8];
+    RlxParam p[64];              /* kernel params, in rk_<name>_params order */
+    int np;
+    /* RLX_K_ELTWISE: */
+    RlxEltStep *steps;
+    int nsteps;
+} RlxThunk;
+
+typedef struct {
+    RlxThunk *t;
+    int n, cap;
+} RlxThunkList;
+
+RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan);  /* require: planned */
+
+/* ---- codegen ---- */
+typedef struct {
+    const char *name;            /* model name, the API prefix */
+    int emit_main;
+    const char *header_name;     /* "model.h", as #included by model.c */
+    uint64_t hash;               /* the model hash (rlx_weights_image) */
+} RlxCOptions;
+void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl,
+                   const RlxCOptions *opt, RlxBuf *c_out, RlxBuf *h_out);
+/* The weights file image; also fills *hash. */
+void rlx_weights_image(const RlxGraph *g, const RlxPlan *plan, RlxBuf *out, uint64_t *hash);
+
+#endif

@@ -1,0 +1,202 @@
+/* rlx_rt.c - runtime_min core: status strings, dtype table, model arena,
+ * weights loading and validation, half-precision conversion, FNV-1a.
+ *
+ * rlx_model_new makes the only allocations a model needs (the model struct
+ * and its arena); the weights are read into one aligned buffer when loaded.
+ * Nothing here prints or exits: every failure is a status code.
+ */
+#include "rlx_rt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *rlx_status_str(int status) {
+    switch (status) {
+#define X(id, code, msg) case code: return msg;
+        RLX_STATUSES(X)
+#undef X
+    }
+    return "unknown status";
+}
+
+static const struct { const char *name; int size; } dtype_table[] = {
+#define X(id, name, bytes, ctype, npy, onnx) {name, bytes},
+#include "rlx_dtypes.def"
+#undef X
+};
+
+const char *rlx_dtype_name(int dtype) {
+    return dtype >= 0 && dtype < RLX_NDTYPES ? dtype_table[dtype].name : "?";
+}
+int rlx_dtype_size(int dtype) { return dtype >= 0 && dtype < RLX_NDTYPES ? dtype_table[dtype].size : 0; }
+
+/* Aligned allocation without posix_memalign, so that the runtime needs only
+ * C99: over-allocate and keep the original pointer just below the block. */
+static void *aligned_alloc64(size_t n, void **base) {
+    if (n > SIZE_MAX - RLX_ALIGN) return NULL;
+    uint8_t *p = malloc(n + RLX_ALIGN);
+    if (!p) return NULL;
+    *base = p;
+    uintptr_t a = ((uintptr_t)p + RLX_ALIGN) & ~(uintptr_t)(RLX_ALIGN - 1);
+    return (void *)a;
+}
+
+int rlx_model_new(const rlx_model_info *info, rlx_model **out) {
+    if (!info || !out) return RLX_E_ARG;
+    *out = NULL;
+    rlx_model *m = calloc(1, sizeof *m);
+    if (!m) return RLX_E_NOMEM;
+    m->info = info;
+    m->ctx.nthreads = 1;
+    void *base = NULL;
+    size_t bytes = (size_t)(info->arena_bytes ? info->arena_bytes : RLX_ALIGN);
+    uint8_t *arena = aligned_alloc64(bytes, &base);
+    if (!arena) {
+        free(m);
+        return RLX_E_NOMEM;
+    }
+    memset(arena, 0, bytes);   /* defined bytes in padding, for SIMD tails */
+    m->arena = arena;
+    m->arena_alloc = base;
+    *out = m;
+    return RLX_OK;
+}
+
+static void drop_weights(rlx_model *m) {
+    free(m->weights_alloc);
+    m->weights_alloc = NULL;
+    m->weights = NULL;
+}
+
+void rlx_model_free(rlx_model *m) {
+    if (!m) return;
+    drop_weights(m);
+    free(m->arena_alloc);
+    free(m);
+}
+
+static uint32_t rd32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+int rlx_check_weights_header(const rlx_model_info *info, const uint8_t *buf, size_t len) {
+    if (len < 8) return len >= 4 && memcmp(buf, RLX_WEIGHTS_MAGIC, 4) ? RLX_E_MAGIC : RLX_E_TRUNCATED;
+    if (memcmp(buf, RLX_WEIGHTS_MAGIC, 4)) return RLX_E_MAGIC;
+    if (rd32(buf + 4) != RLX_WEIGHTS_VERSION) return RLX_E_VERSION;
+    if (len < RLX_WEIGHTS_HEADER) return RLX_E_TRUNCATED;
+    if (rd64(buf + 8) != info->hash) return RLX_E_MODEL;
+    uint64_t data_bytes = rd64(buf + 16), data_off = rd64(buf + 24);
+    if (data_off != RLX_WEIGHTS_HEADER || data_bytes != info->weights_bytes || rd32(buf + 32) != info->nweights)
+        return RLX_E_SIZE;
+    if (len - RLX_WEIGHTS_HEADER < data_bytes) return RLX_E_TRUNCATED;
+    return RLX_OK;
+}
+
+int rlx_load_weights_buffer(rlx_model *m, const void *buf, size_t len) {
+    if (!m || (!buf && len)) return RLX_E_ARG;
+    int st = rlx_check_weights_header(m->info, buf, len);
+    if (st) return st;
+    drop_weights(m);
+    const uint8_t *data = (const uint8_t *)buf + RLX_WEIGHTS_HEADER;
+    if (((uintptr_t)data & (RLX_ALIGN - 1)) == 0) {
+        m->weights = (uint8_t *)data;   /* borrowed: the caller keeps buf alive */
+        return RLX_OK;
+    }
+    void *base;
+    uint8_t *w = aligned_alloc64((size_t)m->info->weights_bytes + 1, &base);
+    if (!w) return RLX_E_NOMEM;
+    memcpy(w, data, (size_t)m->info->weights_bytes);
+    m->weights = w;
+    m->weights_alloc = base;
+    return RLX_OK;
+}
+
+int rlx_load_weights_file(rlx_model *m, const char *path) {
+    if (!m || !path) return RLX_E_ARG;
+    FILE *f = fopen(path, "rb");
+    if (!f) return RLX_E_NOFILE;
+    uint8_t hdr[RLX_WEIGHTS_HEADER];
+    size_t got = fread(hdr, 1, sizeof hdr, f);
+    int st = rlx_check_weights_header(m->info, hdr, got);
+    /* The header alone can't tell truncation of the data: check it below. */
+    if (st && st != RLX_E_TRUNCATED) {
+        fclose(f);
+        return st;
+    }
+    if (got < RLX_WEIGHTS_HEADER) {
+        fclose(f);
+        return RLX_E_TRUNCATED;
+    }
+    size_t n = (size_t)m->info->weights_bytes;
+    void *base;
+    uint8_t *w = aligned_alloc64(n + 1, &base);
+    if (!w) {
+        fclose(f);
+        return RLX_E_NOMEM;
+    }
+    size_t rd = n ? fread(w, 1, n, f) : 0;
+    int err = ferror(f);
+    fclose(f);
+    if (err || rd != n) {
+        free(base);
+        return err ? RLX_E_IO : RLX_E_TRUNCATED;
+    }
+    drop_weights(m);
+    m->weights = w;
+    m->weights_alloc = base;
+    return RLX_OK;
+}
+
+/* ---- half precision ---- */
+static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+float rlx_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    if (exp == 0x1f) return u2f(sign | 0x7f800000u | man << 13);   /* inf, nan */
+    if (exp == 0) {
+        if (!man) return u2f(sign);
+        /* subnormal: man * 2^-24 */
+        float v = (float)man * (1.0f / 16777216.0f);
+        return sign ? -v : v;
+    }
+    return u2f(sign | (exp + 112) << 23 | man << 13);
+}
+
+uint16_t rlx_f32_to_f16(float f) {
+    uint32_t u = f2u(f), sign = (u >> 16) & 0x8000;
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00 | ((a >> 13) & 0x3ff));   /* nan */
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00);   /* rounds to inf */
+    if (a < 0x38800000u) {                                     /* subnormal or zero */
+        /* value * 2^24, rounded to nearest even, is the subnormal mantissa */
+        uint32_t shift = 126 - (a >> 23);                       /* >= 14 */
+        if (shift > 24) return (uint16_t)sign;
+        uint32_t man = (a & 0x7fffff) | 0x800000;
+        uint32_t r = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = a - 0x38000000u;                               /* rebias 127 -> 15 */
+    uint32_t out = r >> 13, rem = r & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (out & 1))) out++;
+    return (uint16_t)(sign | out);
+}
+
+float rlx_bf16_to_f32(uint16_t h) { return u2f((uint32_t)h << 16); }
+
+uint16_t rlx_f32_to_bf16(float f) {
+    uint32_t u = f2u(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);   /* quiet nan */
+    u += 0x7fff + ((u >> 16) & 1);
+    return (uint16_t)(u >> 16);
+}
+
+uint64_t rlx_fnv1a(uint64_t h, const void *data, size_t n) {
+    const uint8_t *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}

@@ -1,0 +1,151 @@
+/* rlx_rt.h - runtime_min: what a model built by rlxc needs at run time.
+ *
+ * Generated model code (model.c) includes this header and links with the
+ * runtime's sources (rlx_rt.c, rlx_kernels.c; rlx_npy.c only for --emit-main).
+ * The runtime:
+ *   - owns the status codes (functions return them; nothing here exits);
+ *   - allocates a model's arena once, in rlx_model_new, and nothing afterwards;
+ *   - loads and validates the weights file (magic, version, model hash, sizes);
+ *   - converts half-precision values (round to nearest even);
+ *   - provides the kernel library (rk_*, rk_kernels.def) and scalar helpers
+ *     (rlx_scalar.h) shared with the compiler, so that compile-time folding
+ *     and run-time arithmetic agree.
+ *
+ * Weights file layout (all little-endian):
+ *
+ *   0        4        8                16               24               32       36         64
+ *   +--------+--------+----------------+----------------+----------------+--------+----------+------
+ *   | "RLXW" | ver u32| model hash u64 | data bytes u64 | data offset u64| n u32  | zero     | data
+ *   +--------+--------+----------------+----------------+----------------+--------+----------+------
+ *
+ * The data section starts at `data offset` (64) and holds every weight at the
+ * 64-byte aligned offset that the generated code has baked in.
+ */
+#ifndef RLX_RT_H
+#define RLX_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RLX_WEIGHTS_MAGIC "RLXW"
+#define RLX_WEIGHTS_VERSION 1u
+#define RLX_WEIGHTS_HEADER 64u
+#define RLX_ALIGN 64u
+#define RK_MAX_RANK 8
+
+/* Status codes. 0 is success; each failure has its own code. */
+#define RLX_STATUSES(X) \
+    X(RLX_OK,          0, "ok") \
+    X(RLX_E_NOMEM,     1, "out of memory") \
+    X(RLX_E_ARG,       2, "invalid argument") \
+    X(RLX_E_NOFILE,    3, "weights file missing or unreadable") \
+    X(RLX_E_IO,        4, "read error") \
+    X(RLX_E_TRUNCATED, 5, "weights file truncated") \
+    X(RLX_E_MAGIC,     6, "not a weights file (bad magic)") \
+    X(RLX_E_VERSION,   7, "weights file of another version") \
+    X(RLX_E_MODEL,     8, "weights file of another model (hash mismatch)") \
+    X(RLX_E_SIZE,      9, "weights file size disagrees with the model") \
+    X(RLX_E_STATE,    10, "weights not loaded") \
+    X(RLX_E_RANGE,    11, "index out of range") \
+    X(RLX_E_FORMAT,   12, "malformed input file")
+
+enum {
+#define X(id, code, msg) id = code,
+    RLX_STATUSES(X)
+#undef X
+};
+const char *rlx_status_str(int status);
+
+typedef enum {
+#define X(id, name, bytes, ctype, npy, onnx) RLX_##id,
+#include "rlx_dtypes.def"
+#undef X
+    RLX_NDTYPES
+} rlx_dtype;
+
+const char *rlx_dtype_name(int dtype);   /* "f32", ...; "?" if out of range */
+int rlx_dtype_size(int dtype);           /* bytes per element; 0 if out of range */
+
+/* Model description, a constant table in the generated code. */
+typedef struct {
+    const char *name;
+    int dtype;
+    int rank;
+    const int64_t *dims;
+    uint64_t offset;   /* byte offset of the tensor's slot in the arena */
+    uint64_t nbytes;   /* bytes of the slot actually used by the tensor */
+} rlx_tensor_info;
+
+typedef struct {
+    const char *name;
+    uint64_t hash;
+    uint64_t arena_bytes;
+    uint64_t weights_bytes;
+    uint32_t nweights;
+    int ninputs, noutputs;
+    const rlx_tensor_info *inputs;
+    const rlx_tensor_info *outputs;
+} rlx_model_info;
+
+/* Kernel context: threading state (one thread for now). */
+typedef struct rk_ctx {
+    int nthreads;
+} rk_ctx;
+
+typedef struct rlx_model {
+    const rlx_model_info *info;
+    uint8_t *arena;          /* arena_bytes, RLX_ALIGN-aligned */
+    void *arena_alloc;       /* what to free */
+    uint8_t *weights;        /* the data section, RLX_ALIGN-aligned */
+    void *weights_alloc;     /* what to free, NULL if borrowed */
+    rk_ctx ctx;
+} rlx_model;
+
+int rlx_model_new(const rlx_model_info *info, rlx_model **out);
+void rlx_model_free(rlx_model *m);
+/* Reads and validates a weights file; on failure the model keeps no weights. */
+int rlx_load_weights_file(rlx_model *m, const char *path);
+/* Uses `buf` (a whole weights file image of `len` bytes) in place if its data
+ * section is RLX_ALIGN-aligned, else copies it. The caller keeps `buf` alive. */
+int rlx_load_weights_buffer(rlx_model *m, const void *buf, size_t len);
+/* Checks a weights image header against the model; RLX_OK or the status. */
+int rlx_check_weights_header(const rlx_model_info *info, const uint8_t *buf, size_t len);
+
+/* Half precision, round to nearest even; NaN stays NaN. */
+float rlx_f16_to_f32(uint16_t h);
+uint16_t rlx_f32_to_f16(float f);
+float rlx_bf16_to_f32(uint16_t h);
+uint16_t rlx_f32_to_bf16(float f);
+
+/* FNV-1a, 64 bits: the model hash. */
+uint64_t rlx_fnv1a(uint64_t h, const void *data, size_t n);
+#define RLX_FNV_SEED 0xcbf29ce484222325ull
+
+/* Kernel library. */
+#define I(x) int64_t x;
+#define F(x) double x;
+#define A(x) int64_t x[RK_MAX_RANK];
+#define K(name, fields, doc) \
+    typedef struct { fields } rk_##name##_params; \
+    int rk_##name(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
+#include "rk_kernels.def"
+#undef K
+#undef I
+#undef F
+#undef A
+
+/* The command-line harness of --emit-main (rlx_main.c): reads inputs from
+ * .npy files, runs, writes outputs; see rlx_main.c for its flags. */
+typedef int (*rlx_run_fn)(rlx_model *m, const void *const *inputs, void *const *outputs);
+int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run);
+
+typedef int (*rk_kernel_fn)(rk_ctx *, const void *, const void *const *, void *const *);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
