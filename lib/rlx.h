@@ -167,7 +167,8 @@ void rlx_graph_dump(const RlxGraph *g, FILE *f);
 /* ---- frontend ---- */
 RlxGraph *rlx_read_rlxg(const char *path);               /* container or pure JSON */
 void rlx_write_rlxg(const RlxGraph *g, RlxBuf *out);     /* container form */
-RlxGraph *rlx_read_onnx(const char *path);
+/* ONNX (opset 7-17); dim_names[i] = dim_values[i] bind symbolic input dims. */
+RlxGraph *rlx_read_onnx(const char *path, int ndims, const char *const *dim_names, const int64_t *dim_values);
 /* Reads a whole file into the arena; errors name the file. */
 uint8_t *rlx_read_file(const char *path, size_t *len);
 
@@ -179,6 +180,7 @@ typedef struct {
 
 void rlx_infer(RlxGraph *g);                             /* verify + shapes/dtypes */
 void rlx_legalize(RlxGraph *g, const char *target);      /* require: inferred */
+const char *rlx_node_unsupported(const RlxGraph *g, int node, const char *target);
 void rlx_constants_to_weights(RlxGraph *g);              /* Constant nodes -> weights */
 void rlx_dce(RlxGraph *g);                               /* drop unused nodes */
 void rlx_schedule(RlxGraph *g);                          /* fills g->order */
@@ -269,6 +271,14 @@ typedef struct {
 } RlxThunkList;
 
 RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan);  /* require: planned */
+void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node);
+
+/* Constant folding (fold.c): evaluates a node whose inputs are all
+ * constants with the runtime's own kernels and scalar definitions, turns its
+ * outputs into weights and marks it dead. Returns 1 if it folded. */
+int rlx_fold_node(RlxGraph *g, int node);
+/* Runs the thunks of a thunk list over explicit base pointers (A, W). */
+int rlx_exec_thunks(const RlxGraph *g, const RlxThunkList *tl, uint8_t *arena, const uint8_t *weights);
 
 /* ---- codegen ---- */
 typedef struct {

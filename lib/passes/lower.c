@@ -545,6 +545,12 @@ static void lower_node(Lower *L, int node) {
         add_in(L, t, n->in[0]);
         add_out(L, t, n->out[0]);
         set_axis_split(t, x, axis);
+        if (rlx_attr_i(n, "legacy_2d", 0)) {
+            /* ONNX < 13: the input is coerced to 2-D at axis */
+            set_i(t, "outer", prod(x->dims, 0, axis));
+            set_i(t, "axis_len", prod(x->dims, axis, x->rank));
+            set_i(t, "inner", 1);
+        }
         set_i(t, "log", n->op == RLX_OP_LOGSOFTMAX);
         return;
     }
@@ -572,6 +578,11 @@ static void lower_node(Lower *L, int node) {
     case RLX_OP_REDUCEMIN: lower_reduce(L, node); return;
     default: rlx_node_error(g, node, "no lowering for this op (internal)");
     }
+}
+
+void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node) {
+    Lower L = {g, plan, tl};
+    lower_node(&L, node);
 }
 
 RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan) {

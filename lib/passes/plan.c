@@ -1,0 +1,305 @@
+/* plan.c - liveness intervals and the arena plan.
+ *
+ * require: inferred shapes and dtypes, g->order (the schedule of live nodes).
+ *
+ * Step s is the s-th node of g->order. Each value that lives in the arena
+ * gets an inclusive interval [first, last] of steps:
+ *   - a graph input is copied in before step 0: first = 0;
+ *   - a value produced at step s: first = s;
+ *   - last = the last step that reads it; a graph output lives to the end
+ *     (last = norder: it is copied out after the last step);
+ *   - a value produced but never read (an unused second output) still gets a
+ *     slot, [s, s], because its kernel writes it.
+ * A value's own producing step overlaps the steps of its inputs, so an output
+ * never shares bytes with an input of the same node (no in-place reuse yet).
+ *
+ * Weights are not in the arena: each weight that a live node reads (as an
+ * input, or as a tensor attribute) gets an offset in the weights data
+ * section, 64-byte aligned, in value-id order, so that the weights file is
+ * the same for the same graph. Two cases are given an arena slot as well,
+ * for the lowering to fill with a copy:
+ *   - a graph output that is directly a weight: slot [0, norder], so the copy
+ *     may happen at any time, and the weight also keeps its woff;
+ *   - a graph input that is directly a graph output needs nothing special:
+ *     it is the same value id, its slot is [0, norder], and the runtime copies
+ *     the output out of the input's own slot.
+ *
+ * The offsets come from rlx_plan_intervals, the "greedy by size" best-fit
+ * planner (as in TFLite's arena planner): buffers in decreasing size, each
+ * put in the smallest gap between the already placed buffers whose
+ * lifetimes overlap its own, else above all of them. It is O(n^2) in the
+ * number of buffers, which is fine for graphs of thousands of values.
+ * rlx_plan_verify checks the result independently of how it was found.
+ */
+#include <stdlib.h>
+
+#include "rlx.h"
+
+#define ALIGN ((int64_t)RLX_ALIGN)
+
+/* Rounds up to RLX_ALIGN; the caller has checked n <= INT64_MAX - ALIGN. */
+static int64_t align_up(int64_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
+
+static int intervals_overlap(int f0, int l0, int f1, int l1) { return f0 <= l1 && f1 <= l0; }
+
+/* ---- the generic planner ---- */
+
+typedef struct {
+    int index;
+    int64_t size;       /* aligned */
+    int first, last;
+} Buffer;
+
+static int by_size_then_first(const void *pa, const void *pb) {
+    const Buffer *a = pa, *b = pb;
+    if (a->size != b->size) return a->size > b->size ? -1 : 1;
+    if (a->first != b->first) return a->first < b->first ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int by_offset(const void *pa, const void *pb) {
+    const int64_t *a = pa, *b = pb;   /* pairs (offset, end) */
+    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+    return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+int64_t rlx_plan_intervals(int n, const int64_t *sizes, const int *first, const int *last, int64_t *off_out) {
+    RLX_ASSERT(n >= 0);
+    Buffer *bufs = rlx_alloc(sizeof(Buffer) * (size_t)(n + 1));
+    int nbufs = 0;
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        RLX_ASSERT(sizes[i] >= 0 && sizes[i] <= INT64_MAX - ALIGN);
+        RLX_ASSERT(first[i] <= last[i]);
+        off_out[i] = 0;
+        if (sizes[i] == 0) continue;
+        int64_t size = align_up(sizes[i]);
+        /* every offset is at most the sum of the sizes placed before it, so a
+         * total that fits in int64 means no end below can overflow */
+        RLX_ASSERT(total <= INT64_MAX - size);
+        total += size;
+        bufs[nbufs].index = i;
+        bufs[nbufs].size = size;
+        bufs[nbufs].first = first[i];
+        bufs[nbufs].last = last[i];
+        nbufs++;
+    }
+    qsort(bufs, (size_t)nbufs, sizeof(Buffer), by_size_then_first);
+
+    /* placed[k] = the k-th placed buffer; conflicts = (offset, end) pairs */
+    int64_t *conflicts = rlx_alloc(sizeof(int64_t) * 2 * (size_t)(nbufs + 1));
+    int64_t arena = 0;
+    for (int k = 0; k < nbufs; k++) {
+        const Buffer *b = &bufs[k];
+        int nc = 0;
+        for (int j = 0; j < k; j++) {
+            const Buffer *p = &bufs[j];
+            if (!intervals_overlap(b->first, b->last, p->first, p->last)) continue;
+            conflicts[2 * nc] = off_out[p->index];
+            conflicts[2 * nc + 1] = off_out[p->index] + p->size;
+            nc++;
+        }
+        qsort(conflicts, (size_t)nc, 2 * sizeof(int64_t), by_offset);
+        int64_t best = -1, best_gap = INT64_MAX, prev_end = 0;
+        for (int c = 0; c < nc; c++) {
+            int64_t gap = conflicts[2 * c] - prev_end;
+            if (gap >= b->size && gap < best_gap) {
+                best = prev_end;
+                best_gap = gap;
+            }
+            if (conflicts[2 * c + 1] > prev_end) prev_end = conflicts[2 * c + 1];
+        }
+        if (best < 0) best = prev_end;
+        off_out[b->index] = best;
+        if (best + b->size > arena) arena = best + b->size;
+    }
+    return arena;
+}
+
+/* ---- the graph plan ---- */
+
+static int64_t checked_add(const RlxGraph *g, int64_t a, int64_t b, const char *what) {
+    if (a > INT64_MAX - b) rlx_error("%s: %s overflows 64 bits", g->file, what);
+    return a + b;
+}
+
+/* Unaligned bytes of a value, with room to align it. */
+static int64_t value_bytes_checked(const RlxGraph *g, int v) {
+    int64_t bytes = rlx_value_bytes(&g->v[v]);
+    if (bytes > INT64_MAX - ALIGN) rlx_error("%s: value '%s' is too large", g->file, g->v[v].name);
+    return bytes;
+}
+
+RlxPlan *rlx_plan(RlxGraph *g) {
+    int nv = g->nv, norder = g->norder;
+    RLX_ASSERT(g->order || norder == 0);
+    RlxPlan *p = rlx_alloc(sizeof *p);
+    p->off = rlx_alloc(sizeof(int64_t) * (size_t)(nv + 1));
+    p->size = rlx_alloc(sizeof(int64_t) * (size_t)(nv + 1));
+    p->woff = rlx_alloc(sizeof(int64_t) * (size_t)(nv + 1));
+    p->first = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
+    p->last = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
+    /* planned[v]: the value needs an arena slot; wused[v]: a weight is read */
+    char *planned = rlx_alloc((size_t)nv + 1);
+    char *wused = rlx_alloc((size_t)nv + 1);
+    int *made_at = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
+    char *in_order = rlx_alloc((size_t)g->nn + 1);
+    for (int v = 0; v < nv; v++) {
+        p->off[v] = -1;
+        p->woff[v] = -1;
+        p->first[v] = p->last[v] = -1;
+        made_at[v] = -1;
+    }
+
+    /* production steps first, so that a read can be checked against them */
+    for (int s = 0; s < norder; s++) {
+        int id = g->order[s];
+        RLX_ASSERT(id >= 0 && id < g->nn && !in_order[id] && !g->n[id].dead);
+        in_order[id] = 1;
+        const RlxNode *n = &g->n[id];
+        for (int k = 0; k < n->nout; k++) {
+            int v = n->out[k];
+            if (v < 0) continue;
+            RLX_ASSERT(v < nv && made_at[v] < 0 && !(g->v[v].flags & (RLX_V_INPUT | RLX_V_WEIGHT)));
+            made_at[v] = s;
+            planned[v] = 1;
+            p->first[v] = p->last[v] = s;
+        }
+    }
+    for (int k = 0; k < g->ninputs; k++) {
+        int v = g->inputs[k];
+        RLX_ASSERT(v >= 0 && v < nv && made_at[v] < 0);
+        planned[v] = 1;
+        p->first[v] = p->last[v] = 0;
+    }
+    for (int s = 0; s < norder; s++) {
+        int id = g->order[s];
+        const RlxNode *n = &g->n[id];
+        for (int k = 0; k < n->nin; k++) {
+            int v = n->in[k];
+            if (v < 0) continue;
+            RLX_ASSERT(v < nv);
+            if (g->v[v].flags & RLX_V_WEIGHT) {
+                wused[v] = 1;
+                continue;
+            }
+            if (!planned[v]) rlx_node_error(g, id, "input '%s' is not produced by any node", g->v[v].name);
+            RLX_ASSERT(made_at[v] < s);   /* inputs have made_at -1 */
+            if (s > p->last[v]) p->last[v] = s;
+        }
+        for (int a = 0; a < n->nattr; a++)
+            if (n->attr[a].kind == RLX_A_TENSOR && n->attr[a].tensor >= 0) {
+                RLX_ASSERT(n->attr[a].tensor < nv);
+                wused[n->attr[a].tensor] = 1;
+            }
+    }
+    for (int k = 0; k < g->noutputs; k++) {
+        int v = g->outputs[k];
+        RLX_ASSERT(v >= 0 && v < nv);
+        if (g->v[v].flags & RLX_V_WEIGHT) {
+            /* a weight returned as an output: copied into a slot of its own */
+            wused[v] = 1;
+            planned[v] = 1;
+            p->first[v] = 0;
+        } else if (!planned[v]) {
+            rlx_error("%s: output '%s' is not produced by any node", g->file, g->v[v].name);
+        }
+        p->last[v] = norder;
+    }
+
+    /* weights data section, in value-id order */
+    int64_t wend = 0;
+    for (int v = 0; v < nv; v++) {
+        if (!wused[v]) continue;
+        int64_t bytes = align_up(value_bytes_checked(g, v));
+        p->woff[v] = wend;
+        wend = checked_add(g, wend, bytes, "weights size");
+    }
+    p->weights_bytes = wend;
+
+    /* the arena: collect planned values, then place them */
+    int nplan = 0;
+    int *ids = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
+    int64_t *sizes = rlx_alloc(sizeof(int64_t) * (size_t)(nv + 1));
+    int *firsts = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
+    int *lasts = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
+    int64_t *offs = rlx_alloc(sizeof(int64_t) * (size_t)(nv + 1));
+    /* live bytes change by +size at first and -size after last */
+    int64_t *delta = rlx_alloc(sizeof(int64_t) * (size_t)(norder + 2));
+    int64_t naive = 0;
+    for (int v = 0; v < nv; v++) {
+        if (!planned[v]) continue;
+        int64_t bytes = value_bytes_checked(g, v);
+        p->size[v] = bytes;
+        naive = checked_add(g, naive, align_up(bytes), "arena size");
+        ids[nplan] = v;
+        sizes[nplan] = bytes;
+        firsts[nplan] = p->first[v];
+        lasts[nplan] = p->last[v];
+        nplan++;
+        delta[p->first[v]] += align_up(bytes);
+        delta[p->last[v] + 1] -= align_up(bytes);
+    }
+    p->naive_bytes = naive;
+    /* every partial sum is at most naive, which fit, so these cannot overflow */
+    int64_t live = 0;
+    for (int s = 0; s <= norder; s++) {
+        live += delta[s];
+        if (live > p->lower_bound) p->lower_bound = live;
+    }
+
+    p->arena_bytes = rlx_plan_intervals(nplan, sizes, firsts, lasts, offs);
+    for (int k = 0; k < nplan; k++) p->off[ids[k]] = offs[k];
+    rlx_plan_verify(g, p);
+    return p;
+}
+
+void rlx_plan_verify(const RlxGraph *g, const RlxPlan *p) {
+    int nv = g->nv;
+    RLX_ASSERT(p->arena_bytes >= 0 && p->arena_bytes % ALIGN == 0);
+    RLX_ASSERT(p->weights_bytes >= 0 && p->weights_bytes % ALIGN == 0);
+    RLX_ASSERT(p->lower_bound <= p->arena_bytes && p->arena_bytes <= p->naive_bytes);
+    for (int v = 0; v < nv; v++) {
+        if (p->off[v] >= 0) {
+            RLX_ASSERT(p->off[v] % ALIGN == 0);
+            RLX_ASSERT(p->size[v] >= 0 && p->size[v] <= p->arena_bytes - p->off[v]);
+            RLX_ASSERT(p->first[v] >= 0 && p->first[v] <= p->last[v] && p->last[v] <= g->norder);
+        } else {
+            RLX_ASSERT(p->off[v] == -1);
+        }
+        if (p->woff[v] >= 0) {
+            RLX_ASSERT(g->v[v].flags & RLX_V_WEIGHT);
+            RLX_ASSERT(p->woff[v] % ALIGN == 0);
+            RLX_ASSERT(rlx_value_bytes(&g->v[v]) <= p->weights_bytes - p->woff[v]);
+        }
+    }
+    /* pairwise: quadratic, but it only compares numbers */
+    for (int a = 0; a < nv; a++) {
+        if (p->off[a] < 0 || p->size[a] == 0) continue;
+        int64_t a_end = p->off[a] + align_up(p->size[a]);
+        for (int b = a + 1; b < nv; b++) {
+            if (p->off[b] < 0 || p->size[b] == 0) continue;
+            if (!intervals_overlap(p->first[a], p->last[a], p->first[b], p->last[b])) continue;
+            int64_t b_end = p->off[b] + align_up(p->size[b]);
+            RLX_ASSERT(a_end <= p->off[b] || b_end <= p->off[a]);
+        }
+    }
+    /* weights never share bytes: in id order, each starts after the last */
+    int64_t wend = 0;
+    for (int v = 0; v < nv; v++) {
+        if (p->woff[v] < 0) continue;
+        RLX_ASSERT(p->woff[v] >= wend);
+        wend = p->woff[v] + rlx_value_bytes(&g->v[v]);
+    }
+}
+
+void rlx_plan_print(const RlxGraph *g, const RlxPlan *p, FILE *f) {
+    int nvalues = 0, nweights = 0;
+    for (int v = 0; v < g->nv; v++) {
+        if (p->off[v] >= 0) nvalues++;
+        if (p->woff[v] >= 0) nweights++;
+    }
+    fprintf(f, "plan: arena %lld bytes, lower bound %lld, naive %lld (%d values, %d weights, weights %lld bytes)\n",
+            (long long)p->arena_bytes, (long long)p->lower_bound, (long long)p->naive_bytes, nvalues, nweights,
+            (long long)p->weights_bytes);
+}

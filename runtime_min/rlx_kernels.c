@@ -1,0 +1,684 @@
+/* rlx_kernels.c - the kernel library of the C target (rk_kernels.def).
+ *
+ * Every kernel is a plain reference loop nest over dense row-major tensors,
+ * written so that the innermost loop walks memory contiguously and a C
+ * compiler can vectorize it (matmul/gemm in i-k-j order, convolution as one
+ * "axpy" per filter tap along an output row). The same code runs in generated
+ * models and inside rlxc for constant folding, so it uses C99 and libm only,
+ * allocates nothing and keeps no state: a kernel reads its params, its inputs,
+ * and writes its outputs.
+ *
+ * Data-movement kernels (transpose, slice, pad, gather) are generic over the
+ * element size and walk the output with an odometer over at most RK_MAX_RANK
+ * axes, copying one element (or one contiguous run) at a time.
+ *
+ * Numerics: accumulation is in float in the order of the reduced index, so a
+ * result does not depend on which loop variant ran. Softmax subtracts the row
+ * maximum, layer norm takes the mean and then the variance in two passes, means
+ * divide once at the end. Max reductions, max pooling and argmax propagate NaN
+ * (rs_max from rlx_scalar.h, shared with the elementwise ops).
+ *
+ * Params come from rlxc, which already validated the graph; the checks here
+ * only refuse what would make a loop read or write out of bounds (RLX_E_ARG),
+ * and data-dependent errors (a Gather index out of range: RLX_E_RANGE).
+ */
+#include "rlx_rt.h"
+#include "rlx_scalar.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- element-size generic helpers ---- */
+
+static void copy_elem(uint8_t *dst, const uint8_t *src, size_t esize) {
+    switch (esize) {
+    case 1: *dst = *src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, esize); break;
+    }
+}
+
+/* Copies n elements from src (stride src_stride elements) to dense dst. */
+static void copy_strided(uint8_t *dst, const uint8_t *src, int64_t n, int64_t src_stride, size_t esize) {
+    if (src_stride == 1) {
+        memcpy(dst, src, (size_t)n * esize);
+        return;
+    }
+    ptrdiff_t step = (ptrdiff_t)src_stride * (ptrdiff_t)esize;
+    switch (esize) {
+    case 1:
+        for (int64_t i = 0; i < n; i++, src += step) dst[i] = *src;
+        break;
+    case 2:
+        for (int64_t i = 0; i < n; i++, src += step) memcpy(dst + 2 * i, src, 2);
+        break;
+    case 4:
+        for (int64_t i = 0; i < n; i++, src += step) memcpy(dst + 4 * i, src, 4);
+        break;
+    case 8:
+        for (int64_t i = 0; i < n; i++, src += step) memcpy(dst + 8 * i, src, 8);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++, src += step) memcpy(dst + (size_t)i * esize, src, esize);
+        break;
+    }
+}
+
+static int bad_rank(int64_t rank) { return rank < 0 || rank > RK_MAX_RANK; }
+
+/* Product of dims[0..rank); -1 if a dim is negative. */
+static int64_t count_elems(int64_t rank, const int64_t *dims) {
+    int64_t n = 1;
+    for (int64_t i = 0; i < rank; i++) {
+        if (dims[i] < 0) return -1;
+        n *= dims[i];
+    }
+    return n;
+}
+
+/* Advances the odometer idx over dims[0..rank) (the last axis excluded by the
+ * caller passing rank-1). Returns 0 when it wraps around. */
+static int odometer_next(int64_t *idx, const int64_t *dims, int64_t rank) {
+    for (int64_t a = rank - 1; a >= 0; a--) {
+        if (++idx[a] < dims[a]) return 1;
+        idx[a] = 0;
+    }
+    return 0;
+}
+
+/* ---- data movement ---- */
+
+int rk_copy(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_copy_params *p = params;
+    (void)ctx;
+    if (p->nbytes < 0) return RLX_E_ARG;
+    if (p->nbytes && out[0] != in[0]) memmove(out[0], in[0], (size_t)p->nbytes);
+    return RLX_OK;
+}
+
+int rk_strided_copy(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_strided_copy_params *p = params;
+    (void)ctx;
+    if (p->rows < 0 || p->row_bytes < 0 || p->src_off < 0 || p->dst_off < 0) return RLX_E_ARG;
+    const uint8_t *src = (const uint8_t *)in[0] + p->src_off;
+    uint8_t *dst = (uint8_t *)out[0] + p->dst_off;
+    for (int64_t r = 0; r < p->rows; r++)
+        memcpy(dst + r * p->dst_stride, src + r * p->src_stride, (size_t)p->row_bytes);
+    return RLX_OK;
+}
+
+int rk_transpose(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_transpose_params *p = params;
+    (void)ctx;
+    if (p->esize <= 0 || bad_rank(p->rank)) return RLX_E_ARG;
+    int64_t rank = p->rank, n = count_elems(rank, p->dims);
+    if (n < 0) return RLX_E_ARG;
+    size_t esize = (size_t)p->esize;
+    if (rank == 0) {
+        copy_elem(out[0], in[0], esize);
+        return RLX_OK;
+    }
+    int seen = 0;
+    int64_t in_stride[RK_MAX_RANK], out_dims[RK_MAX_RANK], src_stride[RK_MAX_RANK];
+    in_stride[rank - 1] = 1;
+    for (int64_t a = rank - 2; a >= 0; a--) in_stride[a] = in_stride[a + 1] * p->dims[a + 1];
+    for (int64_t a = 0; a < rank; a++) {
+        int64_t q = p->perm[a];
+        if (q < 0 || q >= rank || (seen >> q & 1)) return RLX_E_ARG;
+        seen |= 1 << q;
+        out_dims[a] = p->dims[q];
+        src_stride[a] = in_stride[q];
+    }
+    if (n == 0) return RLX_OK;
+    const uint8_t *src = in[0];
+    uint8_t *dst = out[0];
+    int64_t idx[RK_MAX_RANK] = {0}, row = out_dims[rank - 1];
+    do {
+        int64_t off = 0;
+        for (int64_t a = 0; a < rank - 1; a++) off += idx[a] * src_stride[a];
+        copy_strided(dst, src + (size_t)off * esize, row, src_stride[rank - 1], esize);
+        dst += (size_t)row * esize;
+    } while (odometer_next(idx, out_dims, rank - 1));
+    return RLX_OK;
+}
+
+int rk_slice(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_slice_params *p = params;
+    (void)ctx;
+    if (p->esize <= 0 || bad_rank(p->rank)) return RLX_E_ARG;
+    int64_t rank = p->rank, n = count_elems(rank, p->out_dims);
+    if (n < 0 || count_elems(rank, p->in_dims) < 0) return RLX_E_ARG;
+    size_t esize = (size_t)p->esize;
+    if (n == 0) return RLX_OK;
+    if (rank == 0) {
+        copy_elem(out[0], in[0], esize);
+        return RLX_OK;
+    }
+    int64_t in_stride[RK_MAX_RANK], step_stride[RK_MAX_RANK], base = 0;
+    in_stride[rank - 1] = 1;
+    for (int64_t a = rank - 2; a >= 0; a--) in_stride[a] = in_stride[a + 1] * p->in_dims[a + 1];
+    for (int64_t a = 0; a < rank; a++) {
+        /* first and last element taken on this axis must both lie inside it */
+        int64_t first = p->starts[a], last = first + (p->out_dims[a] - 1) * p->steps[a];
+        if (p->steps[a] == 0 || first < 0 || first >= p->in_dims[a] || last < 0 || last >= p->in_dims[a])
+            return RLX_E_ARG;
+        base += first * in_stride[a];
+        step_stride[a] = p->steps[a] * in_stride[a];
+    }
+    const uint8_t *src = in[0];
+    uint8_t *dst = out[0];
+    int64_t idx[RK_MAX_RANK] = {0}, row = p->out_dims[rank - 1];
+    do {
+        int64_t off = base;
+        for (int64_t a = 0; a < rank - 1; a++) off += idx[a] * step_stride[a];
+        copy_strided(dst, src + (ptrdiff_t)off * (ptrdiff_t)esize, row, step_stride[rank - 1], esize);
+        dst += (size_t)row * esize;
+    } while (odometer_next(idx, p->out_dims, rank - 1));
+    return RLX_OK;
+}
+
+int rk_gather(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_gather_params *p = params;
+    (void)ctx;
+    if (p->esize <= 0 || p->outer < 0 || p->axis_len < 0 || p->inner < 0 || p->nidx < 0) return RLX_E_ARG;
+    if (p->idx_dtype != RLX_I32 && p->idx_dtype != RLX_I64) return RLX_E_ARG;
+    size_t block = (size_t)p->inner * (size_t)p->esize;
+    const uint8_t *src = in[0];
+    uint8_t *dst = out[0];
+    for (int64_t o = 0; o < p->outer; o++) {
+        for (int64_t j = 0; j < p->nidx; j++) {
+            int64_t ix;
+            if (p->idx_dtype == RLX_I32) {
+                int32_t v;
+                memcpy(&v, (const uint8_t *)in[1] + 4 * j, 4);
+                ix = v;
+            } else {
+                memcpy(&ix, (const uint8_t *)in[1] + 8 * j, 8);
+            }
+            if (ix < 0) ix += p->axis_len;
+            if (ix < 0 || ix >= p->axis_len) return RLX_E_RANGE;
+            memcpy(dst, src + ((size_t)o * (size_t)p->axis_len + (size_t)ix) * block, block);
+            dst += block;
+        }
+    }
+    return RLX_OK;
+}
+
+/* Source coordinate of output coordinate o on an axis of length n padded by
+ * `before` (may be negative), or -1 where the constant fills in. */
+static int64_t pad_source(int64_t o, int64_t before, int64_t n, int64_t mode) {
+    int64_t i = o - before;
+    if (i >= 0 && i < n) return i;
+    if (mode == 0 || n == 0) return -1;
+    if (mode == 2 || n == 1) return i < 0 ? 0 : n - 1;
+    /* reflect (numpy 'reflect'): period 2(n-1), mirrored without repeating the edge */
+    int64_t period = 2 * (n - 1);
+    i %= period;
+    if (i < 0) i += period;
+    return i < n ? i : period - i;
+}
+
+int rk_pad(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_pad_params *p = params;
+    (void)ctx;
+    if (p->esize <= 0 || bad_rank(p->rank) || p->mode < 0 || p->mode > 2) return RLX_E_ARG;
+    int64_t rank = p->rank, n = count_elems(rank, p->out_dims);
+    if (n < 0 || count_elems(rank, p->in_dims) < 0) return RLX_E_ARG;
+    size_t esize = (size_t)p->esize;
+    uint8_t *dst = out[0];
+    const uint8_t *src = in[0];
+    /* the pad value as a native element of esize bytes */
+    uint8_t value[8] = {0};
+    uint8_t *value_buf = value;
+    switch (esize) {
+    case 1: { uint8_t v = (uint8_t)p->value_bits; memcpy(value, &v, 1); break; }
+    case 2: { uint16_t v = (uint16_t)p->value_bits; memcpy(value, &v, 2); break; }
+    case 4: { uint32_t v = (uint32_t)p->value_bits; memcpy(value, &v, 4); break; }
+    case 8: { uint64_t v = (uint64_t)p->value_bits; memcpy(value, &v, 8); break; }
+    default: value_buf = NULL; break;   /* odd sizes: zero bytes, written below */
+    }
+    if (n == 0) return RLX_OK;
+    if (rank == 0) {
+        copy_elem(dst, src, esize);
+        return RLX_OK;
+    }
+    int64_t in_stride[RK_MAX_RANK];
+    in_stride[rank - 1] = 1;
+    for (int64_t a = rank - 2; a >= 0; a--) in_stride[a] = in_stride[a + 1] * p->in_dims[a + 1];
+    /* an axis whose input is empty can only be filled with the constant */
+    for (int64_t a = 0; a < rank; a++)
+        if (p->in_dims[a] == 0 && p->mode != 0) return RLX_E_ARG;
+
+    int64_t last = rank - 1, row = p->out_dims[last], in_row = p->in_dims[last], before = p->pads_begin[last];
+    /* the run of the output row that copies the input row as is */
+    int64_t lo = before > 0 ? before : 0, hi = before + in_row < row ? before + in_row : row;
+    if (hi < lo) hi = lo;
+    int64_t idx[RK_MAX_RANK] = {0};
+    do {
+        int64_t off = 0, constant_row = 0;
+        for (int64_t a = 0; a < last; a++) {
+            int64_t s = pad_source(idx[a], p->pads_begin[a], p->in_dims[a], p->mode);
+            if (s < 0) constant_row = 1;
+            off += s * in_stride[a];
+        }
+        if (constant_row || in_row == 0) {
+            for (int64_t o = 0; o < row; o++)
+                if (value_buf) copy_elem(dst + (size_t)o * esize, value_buf, esize);
+                else memset(dst + (size_t)o * esize, 0, esize);
+        } else {
+            const uint8_t *srow = src + (size_t)off * esize;
+            for (int64_t o = 0; o < row; o++) {
+                if (o == lo && hi > lo) {
+                    memcpy(dst + (size_t)o * esize, srow + (size_t)(o - before) * esize, (size_t)(hi - lo) * esize);
+                    o = hi - 1;
+                    continue;
+                }
+                int64_t s = pad_source(o, before, in_row, p->mode);
+                if (s >= 0) copy_elem(dst + (size_t)o * esize, srow + (size_t)s * esize, esize);
+                else if (value_buf) copy_elem(dst + (size_t)o * esize, value_buf, esize);
+                else memset(dst + (size_t)o * esize, 0, esize);
+            }
+        }
+        dst += (size_t)row * esize;
+    } while (odometer_next(idx, p->out_dims, last));
+    return RLX_OK;
+}
+
+/* ---- linear algebra ---- */
+
+/* c (m x n, dense) = a (m x k) * b (k x n), row strides lda/ldb, i-k-j order. */
+static void matmul_block(float *c, const float *a, const float *b, int64_t m, int64_t n, int64_t k) {
+    for (int64_t i = 0; i < m; i++) {
+        float *crow = c + i * n;
+        const float *arow = a + i * k;
+        for (int64_t j = 0; j < n; j++) crow[j] = 0.0f;
+        for (int64_t kk = 0; kk < k; kk++) {
+            float av = arow[kk];
+            const float *brow = b + kk * n;
+            for (int64_t j = 0; j < n; j++) crow[j] += av * brow[j];
+        }
+    }
+}
+
+int rk_matmul_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_matmul_f32_params *p = params;
+    (void)ctx;
+    if (p->m < 0 || p->n < 0 || p->k < 0 || bad_rank(p->brank)) return RLX_E_ARG;
+    int64_t nbatch = count_elems(p->brank, p->bdims);
+    if (nbatch < 0) return RLX_E_ARG;
+    const float *a = in[0], *b = in[1];
+    float *c = out[0];
+    int64_t idx[RK_MAX_RANK] = {0}, cstep = p->m * p->n;
+    for (int64_t bi = 0; bi < nbatch; bi++) {
+        int64_t aoff = 0, boff = 0;
+        for (int64_t d = 0; d < p->brank; d++) {
+            aoff += idx[d] * p->astride[d];
+            boff += idx[d] * p->bstride[d];
+        }
+        matmul_block(c + bi * cstep, a + aoff, b + boff, p->m, p->n, p->k);
+        odometer_next(idx, p->bdims, p->brank);
+    }
+    return RLX_OK;
+}
+
+int rk_gemm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_gemm_f32_params *p = params;
+    (void)ctx;
+    int64_t m = p->m, n = p->n, k = p->k;
+    if (m < 0 || n < 0 || k < 0) return RLX_E_ARG;
+    const float *a = in[0], *b = in[1], *cin = p->has_c ? in[2] : NULL;
+    float *y = out[0], alpha = (float)p->alpha, beta = (float)p->beta;
+    for (int64_t i = 0; i < m; i++) {
+        float *yrow = y + i * n;
+        if (p->trans_b) {
+            /* B stored n x k: row j of B is column j of op(B), a dot product */
+            for (int64_t j = 0; j < n; j++) {
+                const float *brow = b + j * k;
+                float acc = 0.0f;
+                if (p->trans_a)
+                    for (int64_t kk = 0; kk < k; kk++) acc += a[kk * m + i] * brow[kk];
+                else
+                    for (int64_t kk = 0; kk < k; kk++) acc += a[i * k + kk] * brow[kk];
+                yrow[j] = acc;
+            }
+        } else {
+            for (int64_t j = 0; j < n; j++) yrow[j] = 0.0f;
+            for (int64_t kk = 0; kk < k; kk++) {
+                float av = p->trans_a ? a[kk * m + i] : a[i * k + kk];
+                const float *brow = b + kk * n;
+                for (int64_t j = 0; j < n; j++) yrow[j] += av * brow[j];
+            }
+        }
+        if (cin) {
+            for (int64_t j = 0; j < n; j++) yrow[j] = alpha * yrow[j] + beta * cin[i * p->c_rs + j * p->c_cs];
+        } else if (alpha != 1.0f) {
+            for (int64_t j = 0; j < n; j++) yrow[j] *= alpha;
+        }
+    }
+    return RLX_OK;
+}
+
+/* ---- convolution and pooling ---- */
+
+/* First and one-past-last output index o whose input coordinate
+ * o*stride + offset lies in [0, size): windows clipped to the image. */
+static void clip_range(int64_t nout, int64_t stride, int64_t offset, int64_t size, int64_t *lo, int64_t *hi) {
+    /* o*stride + offset >= 0  <=>  o >= ceil(-offset / stride) */
+    int64_t a = -offset <= 0 ? 0 : (-offset + stride - 1) / stride;
+    /* o*stride + offset < size  <=>  o < ceil((size - offset) / stride) */
+    int64_t b = size - offset <= 0 ? 0 : (size - offset + stride - 1) / stride;
+    if (b > nout) b = nout;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_conv2d_f32_params *p = params;
+    (void)ctx;
+    if (p->n < 0 || p->c < 0 || p->h < 0 || p->w < 0 || p->oc < 0 || p->oh < 0 || p->ow < 0 || p->kh < 0 ||
+        p->kw < 0 || p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->group <= 0 ||
+        p->c % p->group || p->oc % p->group)
+        return RLX_E_ARG;
+    const float *x = in[0], *wt = in[1], *bias = p->has_bias ? in[2] : NULL;
+    float *y = out[0];
+    int64_t cg = p->c / p->group, ocg = p->oc / p->group, plane = p->h * p->w, oplane = p->oh * p->ow;
+    /* output columns valid for each kernel column, the same for every row;
+     * cached because the divisions cost as much as a short row's taps */
+    int64_t ox_lo[64], ox_hi[64];
+    int64_t kw_cached = p->kw <= 64 ? p->kw : 0;
+    for (int64_t kx = 0; kx < kw_cached; kx++)
+        clip_range(p->ow, p->sw, kx * p->dw - p->pl, p->w, &ox_lo[kx], &ox_hi[kx]);
+    for (int64_t b = 0; b < p->n; b++) {
+        for (int64_t o = 0; o < p->oc; o++) {
+            const float *xg = x + (b * p->c + (o / ocg) * cg) * plane;
+            const float *wo = wt + o * cg * p->kh * p->kw;
+            float *yo = y + (b * p->oc + o) * oplane;
+            float b0 = bias ? bias[o] : 0.0f;
+            for (int64_t oy = 0; oy < p->oh; oy++) {
+                float *yrow = yo + oy * p->ow;
+                for (int64_t ox = 0; ox < p->ow; ox++) yrow[ox] = b0;
+                for (int64_t ic = 0; ic < cg; ic++) {
+                    const float *xc = xg + ic * plane, *wc = wo + ic * p->kh * p->kw;
+                    for (int64_t ky = 0; ky < p->kh; ky++) {
+                        int64_t iy = oy * p->sh - p->pt + ky * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        const float *xrow = xc + iy * p->w;
+                        for (int64_t kx = 0; kx < p->kw; kx++) {
+                            float wv = wc[ky * p->kw + kx];
+                            int64_t off = kx * p->dw - p->pl, lo, hi;
+                            if (kx < kw_cached) {
+                                lo = ox_lo[kx];
+                                hi = ox_hi[kx];
+                            } else {
+                                clip_range(p->ow, p->sw, off, p->w, &lo, &hi);
+                            }
+                            if (p->sw == 1) {
+                                /* contiguous on both sides: this is the loop that vectorizes */
+                                const float *xs = xrow + (lo + off);
+                                float *ys = yrow + lo;
+                                for (int64_t t = 0; t < hi - lo; t++) ys[t] += wv * xs[t];
+                            } else {
+                                for (int64_t ox = lo; ox < hi; ox++) yrow[ox] += wv * xrow[ox * p->sw + off];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return RLX_OK;
+}
+
+int rk_maxpool2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_maxpool2d_f32_params *p = params;
+    (void)ctx;
+    if (p->n < 0 || p->c < 0 || p->h < 0 || p->w < 0 || p->oh < 0 || p->ow < 0 || p->kh < 0 || p->kw < 0 ||
+        p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0)
+        return RLX_E_ARG;
+    const float *x = in[0];
+    float *y = out[0];
+    int64_t *yi = p->has_indices ? out[1] : NULL;
+    int64_t nc = p->n * p->c, plane = p->h * p->w;
+    for (int64_t q = 0; q < nc; q++) {
+        const float *xq = x + q * plane;
+        for (int64_t oy = 0; oy < p->oh; oy++) {
+            for (int64_t ox = 0; ox < p->ow; ox++) {
+                float best = -INFINITY;
+                int64_t by = -1, bx = -1;
+                for (int64_t ky = 0; ky < p->kh; ky++) {
+                    int64_t iy = oy * p->sh - p->pt + ky * p->dh;
+                    if (iy < 0 || iy >= p->h) continue;
+                    for (int64_t kx = 0; kx < p->kw; kx++) {
+                        int64_t ix = ox * p->sw - p->pl + kx * p->dw;
+                        if (ix < 0 || ix >= p->w) continue;
+                        float v = xq[iy * p->w + ix];
+                        /* strictly greater: the first maximum wins; the first NaN sticks */
+                        if (by < 0 || v > best || (v != v && best == best)) {
+                            best = v;
+                            by = iy;
+                            bx = ix;
+                        }
+                    }
+                }
+                int64_t o = (q * p->oh + oy) * p->ow + ox;
+                y[o] = best;
+                if (yi) {
+                    if (by < 0) yi[o] = -1;   /* the window saw padding only */
+                    else if (p->storage_order) yi[o] = q * plane + bx * p->h + by;
+                    else yi[o] = q * plane + by * p->w + bx;
+                }
+            }
+        }
+    }
+    return RLX_OK;
+}
+
+int rk_avgpool2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_avgpool2d_f32_params *p = params;
+    (void)ctx;
+    if (p->n < 0 || p->c < 0 || p->h < 0 || p->w < 0 || p->oh < 0 || p->ow < 0 || p->kh < 0 || p->kw < 0 ||
+        p->sh <= 0 || p->sw <= 0)
+        return RLX_E_ARG;
+    const float *x = in[0];
+    float *y = out[0];
+    int64_t nc = p->n * p->c, plane = p->h * p->w;
+    for (int64_t q = 0; q < nc; q++) {
+        const float *xq = x + q * plane;
+        for (int64_t oy = 0; oy < p->oh; oy++) {
+            int64_t y0 = oy * p->sh - p->pt, y1 = y0 + p->kh;
+            /* the window as counted with padding: clipped to the padded extent */
+            int64_t py1 = y1 < p->h + p->pb ? y1 : p->h + p->pb;
+            int64_t iy0 = y0 > 0 ? y0 : 0, iy1 = y1 < p->h ? y1 : p->h;
+            for (int64_t ox = 0; ox < p->ow; ox++) {
+                int64_t x0 = ox * p->sw - p->pl, x1 = x0 + p->kw;
+                int64_t px1 = x1 < p->w + p->pr ? x1 : p->w + p->pr;
+                int64_t ix0 = x0 > 0 ? x0 : 0, ix1 = x1 < p->w ? x1 : p->w;
+                float sum = 0.0f;
+                for (int64_t iy = iy0; iy < iy1; iy++)
+                    for (int64_t ix = ix0; ix < ix1; ix++) sum += xq[iy * p->w + ix];
+                int64_t count;
+                if (p->count_include_pad) count = (py1 - y0) * (px1 - x0);
+                else count = (iy1 > iy0 ? iy1 - iy0 : 0) * (ix1 > ix0 ? ix1 - ix0 : 0);
+                y[(q * p->oh + oy) * p->ow + ox] = count > 0 ? sum / (float)count : 0.0f;
+            }
+        }
+    }
+    return RLX_OK;
+}
+
+int rk_global_avgpool_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_global_avgpool_f32_params *p = params;
+    (void)ctx;
+    if (p->nc < 0 || p->hw < 0) return RLX_E_ARG;
+    const float *x = in[0];
+    float *y = out[0];
+    for (int64_t i = 0; i < p->nc; i++) {
+        const float *row = x + i * p->hw;
+        float sum = 0.0f;
+        for (int64_t j = 0; j < p->hw; j++) sum += row[j];
+        y[i] = sum / (float)p->hw;
+    }
+    return RLX_OK;
+}
+
+/* ---- normalization ---- */
+
+int rk_batchnorm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_batchnorm_f32_params *p = params;
+    (void)ctx;
+    if (p->n < 0 || p->c < 0 || p->hw < 0) return RLX_E_ARG;
+    const float *x = in[0], *scale = in[1], *shift = in[2], *mean = in[3], *var = in[4];
+    float *y = out[0];
+    for (int64_t b = 0; b < p->n; b++) {
+        for (int64_t ch = 0; ch < p->c; ch++) {
+            float mu = mean[ch], g = scale[ch] / sqrtf(var[ch] + (float)p->eps), beta = shift[ch];
+            const float *xr = x + (b * p->c + ch) * p->hw;
+            float *yr = y + (b * p->c + ch) * p->hw;
+            for (int64_t i = 0; i < p->hw; i++) yr[i] = (xr[i] - mu) * g + beta;
+        }
+    }
+    return RLX_OK;
+}
+
+int rk_layernorm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_layernorm_f32_params *p = params;
+    (void)ctx;
+    if (p->outer < 0 || p->inner < 0) return RLX_E_ARG;
+    const float *x = in[0], *scale = in[1], *bias = p->has_bias ? in[2] : NULL;
+    float *y = out[0];
+    for (int64_t r = 0; r < p->outer; r++) {
+        const float *xr = x + r * p->inner;
+        float *yr = y + r * p->inner;
+        float sum = 0.0f, sq = 0.0f;
+        for (int64_t i = 0; i < p->inner; i++) sum += xr[i];
+        float mean = sum / (float)p->inner;
+        for (int64_t i = 0; i < p->inner; i++) {
+            float d = xr[i] - mean;
+            sq += d * d;
+        }
+        float inv = 1.0f / sqrtf(sq / (float)p->inner + (float)p->eps);
+        for (int64_t i = 0; i < p->inner; i++) {
+            float v = (xr[i] - mean) * inv * scale[i];
+            yr[i] = bias ? v + bias[i] : v;
+        }
+    }
+    return RLX_OK;
+}
+
+int rk_softmax_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_softmax_f32_params *p = params;
+    (void)ctx;
+    if (p->outer < 0 || p->axis_len < 0 || p->inner < 0) return RLX_E_ARG;
+    const float *x = in[0];
+    float *y = out[0];
+    int64_t len = p->axis_len, st = p->inner;
+    for (int64_t o = 0; o < p->outer; o++) {
+        for (int64_t i = 0; i < p->inner; i++) {
+            const float *xr = x + o * len * st + i;
+            float *yr = y + o * len * st + i;
+            float mx = -INFINITY;
+            for (int64_t a = 0; a < len; a++) mx = rs_max(xr[a * st], mx);
+            float sum = 0.0f;
+            for (int64_t a = 0; a < len; a++) sum += expf(xr[a * st] - mx);
+            if (p->log) {
+                float ls = logf(sum);
+                for (int64_t a = 0; a < len; a++) yr[a * st] = xr[a * st] - mx - ls;
+            } else {
+                float inv = 1.0f / sum;
+                for (int64_t a = 0; a < len; a++) yr[a * st] = expf(xr[a * st] - mx) * inv;
+            }
+        }
+    }
+    return RLX_OK;
+}
+
+/* ---- reductions ---- */
+
+static float reduce_step(int64_t op, float acc, float v) {
+    switch (op) {
+    case 2: return rs_max(v, acc);
+    case 3: return rs_min(v, acc);
+    default: return acc + v;
+    }
+}
+
+int rk_reduce_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_reduce_f32_params *p = params;
+    (void)ctx;
+    if (p->op < 0 || p->op > 3 || bad_rank(p->rank)) return RLX_E_ARG;
+    int64_t rank = p->rank, n = count_elems(rank, p->dims);
+    if (n < 0) return RLX_E_ARG;
+    const float *x = in[0];
+    float *y = out[0];
+    /* stride of each input axis in the output; 0 for reduced axes */
+    int64_t ostride[RK_MAX_RANK], nout = 1, nred = 1;
+    for (int64_t a = rank - 1; a >= 0; a--) {
+        if (p->mask[a]) {
+            ostride[a] = 0;
+            nred *= p->dims[a];
+        } else {
+            ostride[a] = nout;
+            nout *= p->dims[a];
+        }
+    }
+    float init = p->op == 2 ? -INFINITY : p->op == 3 ? INFINITY : 0.0f;
+    for (int64_t i = 0; i < nout; i++) y[i] = init;
+    if (n > 0) {
+        if (rank == 0) {
+            y[0] = reduce_step(p->op, y[0], x[0]);
+        } else {
+            int64_t idx[RK_MAX_RANK] = {0}, last = rank - 1, row = p->dims[last];
+            const float *xr = x;
+            do {
+                int64_t off = 0;
+                for (int64_t a = 0; a < last; a++) off += idx[a] * ostride[a];
+                if (p->mask[last]) {
+                    float acc = y[off];
+                    for (int64_t j = 0; j < row; j++) acc = reduce_step(p->op, acc, xr[j]);
+                    y[off] = acc;
+                } else {
+                    float *yr = y + off;
+                    for (int64_t j = 0; j < row; j++) yr[j] = reduce_step(p->op, yr[j], xr[j]);
+                }
+                xr += row;
+            } while (odometer_next(idx, p->dims, last));
+        }
+    }
+    if (p->op == 1) {
+        float cnt = (float)nred;
+        for (int64_t i = 0; i < nout; i++) y[i] /= cnt;
+    }
+    return RLX_OK;
+}
+
+int rk_argmax_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_argmax_f32_params *p = params;
+    (void)ctx;
+    if (p->outer < 0 || p->axis_len < 0 || p->inner < 0) return RLX_E_ARG;
+    const float *x = in[0];
+    int64_t *y = out[0], len = p->axis_len, st = p->inner;
+    for (int64_t o = 0; o < p->outer; o++) {
+        for (int64_t i = 0; i < p->inner; i++) {
+            const float *xr = x + o * len * st + i;
+            int64_t best_i = 0;
+            float best = len > 0 ? xr[0] : 0.0f;
+            for (int64_t a = 1; a < len; a++) {
+                float v = xr[a * st];
+                if (best != best) {
+                    /* NaN is the maximum: the first NaN, or the last if select_last */
+                    if (p->select_last && v != v) best_i = a;
+                    continue;
+                }
+                if (v != v || v > best || (p->select_last && v == best)) {
+                    best = v;
+                    best_i = a;
+                }
+            }
+            y[o * st + i] = best_i;
+        }
+    }
+    return RLX_OK;
+}
