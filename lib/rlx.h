@@ -202,6 +202,10 @@ typedef struct {
     int64_t naive_bytes;         /* sum of aligned sizes of all planned values */
     int64_t weights_bytes;       /* data section of the weights file */
     int64_t *woff;               /* per value id: offset in weights data, -1 if none */
+    /* buffers: values that share bytes (views, in-place) share an owner */
+    int *buf;                    /* per value id: the owner value, -1 if none */
+    int *bfirst, *blast;         /* per owner: the buffer's interval */
+    int64_t *bufsize;            /* per owner: the buffer's bytes (unaligned) */
 } RlxPlan;
 
 /* Generic planner over intervals: sizes[i] bytes live in steps [first[i],

@@ -482,6 +482,11 @@ static void set_axis_split(RlxThunk *t, const RlxValue *x, int axis) {
     set_i(t, "inner", prod(x->dims, axis + 1, x->rank));
 }
 
+static int same_bytes(const Lower *L, int a, int b) {
+    RlxSlot sa = slot_of(L, a), sb = slot_of(L, b);
+    return sa.space == sb.space && sa.off == sb.off;
+}
+
 static void lower_node(Lower *L, int node) {
     RlxGraph *g = L->g;
     const RlxNode *n = &g->n[node];
@@ -497,7 +502,9 @@ static void lower_node(Lower *L, int node) {
     case RLX_OP_FLATTEN:
     case RLX_OP_SQUEEZE:
     case RLX_OP_UNSQUEEZE:
-        if (rlx_value_bytes(val(L, n->out[0]))) lower_copy(L, node, n->in[0], n->out[0]);
+        /* a view: nothing to do when the plan gave it its input's bytes */
+        if (rlx_value_bytes(val(L, n->out[0])) && !same_bytes(L, n->in[0], n->out[0]))
+            lower_copy(L, node, n->in[0], n->out[0]);
         return;
     case RLX_OP_MATMUL: lower_matmul(L, node); return;
     case RLX_OP_GEMM: lower_gemm(L, node); return;

@@ -11,7 +11,9 @@
  *   - a value produced but never read (an unused second output) still gets a
  *     slot, [s, s], because its kernel writes it.
  * A value's own producing step overlaps the steps of its inputs, so an output
- * never shares bytes with an input of the same node (no in-place reuse yet).
+ * shares bytes with an input of its node only through assign_buffers: a view
+ * op's output is its input's buffer, and an elementwise op may write in place
+ * over an input of its shape that dies at that step.
  *
  * Weights are not in the arena: each weight that a live node reads (as an
  * input, or as a tensor attribute) gets an offset in the weights data
@@ -118,6 +120,8 @@ int64_t rlx_plan_intervals(int n, const int64_t *sizes, const int *first, const 
 
 /* ---- the graph plan ---- */
 
+static void assign_buffers(const RlxGraph *g, RlxPlan *p, const char *planned);
+
 static int64_t checked_add(const RlxGraph *g, int64_t a, int64_t b, const char *what) {
     if (a > INT64_MAX - b) rlx_error("%s: %s overflows 64 bits", g->file, what);
     return a + b;
@@ -217,7 +221,13 @@ RlxPlan *rlx_plan(RlxGraph *g) {
     }
     p->weights_bytes = wend;
 
-    /* the arena: collect planned values, then place them */
+    /* Buffers: a view (Reshape, Flatten, ...) shares its input's buffer, and
+     * an elementwise op whose input of the same size dies at that step
+     * writes its output in place. p->buf[v] is the value that owns v's
+     * buffer; the owner's interval covers every value sharing it. */
+    assign_buffers(g, p, planned);
+
+    /* the arena: collect buffer owners, then place them */
     int nplan = 0;
     int *ids = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
     int64_t *sizes = rlx_alloc(sizeof(int64_t) * (size_t)(nv + 1));
@@ -232,13 +242,14 @@ RlxPlan *rlx_plan(RlxGraph *g) {
         int64_t bytes = value_bytes_checked(g, v);
         p->size[v] = bytes;
         naive = checked_add(g, naive, align_up(bytes), "arena size");
+        if (p->buf[v] != v) continue;
         ids[nplan] = v;
-        sizes[nplan] = bytes;
-        firsts[nplan] = p->first[v];
-        lasts[nplan] = p->last[v];
+        sizes[nplan] = p->bufsize[v];
+        firsts[nplan] = p->bfirst[v];
+        lasts[nplan] = p->blast[v];
         nplan++;
-        delta[p->first[v]] += align_up(bytes);
-        delta[p->last[v] + 1] -= align_up(bytes);
+        delta[p->bfirst[v]] += align_up(p->bufsize[v]);
+        delta[p->blast[v] + 1] -= align_up(p->bufsize[v]);
     }
     p->naive_bytes = naive;
     /* every partial sum is at most naive, which fit, so these cannot overflow */
@@ -250,8 +261,58 @@ RlxPlan *rlx_plan(RlxGraph *g) {
 
     p->arena_bytes = rlx_plan_intervals(nplan, sizes, firsts, lasts, offs);
     for (int k = 0; k < nplan; k++) p->off[ids[k]] = offs[k];
+    for (int v = 0; v < nv; v++)
+        if (planned[v]) p->off[v] = p->off[p->buf[v]];
     rlx_plan_verify(g, p);
     return p;
+}
+
+/* The value whose buffer `v` may share without a copy, or -1: the input of
+ * a view op, or for an elementwise op an input of the output's dtype size
+ * and shape (read at the same index it is written, so in place is safe). */
+static int reuse_candidate(const RlxGraph *g, const RlxNode *n, int k, int out) {
+    int v = n->in[k];
+    if (v < 0 || (g->v[v].flags & RLX_V_WEIGHT)) return -1;
+    const RlxValue *x = &g->v[v], *y = &g->v[out];
+    if (rlx_value_bytes(x) != rlx_value_bytes(y)) return -1;
+    if (rlx_ops[n->op].flags & RLX_OPF_VIEW) return k == 0 ? v : -1;
+    if (!(rlx_ops[n->op].flags & RLX_OPF_ELT)) return -1;
+    if (rlx_dtype_size(x->dtype) != rlx_dtype_size(y->dtype) || x->rank != y->rank) return -1;
+    for (int i = 0; i < x->rank; i++)
+        if (x->dims[i] != y->dims[i]) return -1;
+    return v;
+}
+
+static void assign_buffers(const RlxGraph *g, RlxPlan *p, const char *planned) {
+    int nv = g->nv;
+    p->buf = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
+    p->bfirst = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
+    p->blast = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
+    p->bufsize = rlx_alloc(sizeof(int64_t) * (size_t)(nv + 1));
+    for (int v = 0; v < nv; v++) {
+        p->buf[v] = planned[v] ? v : -1;
+        p->bfirst[v] = p->first[v];
+        p->blast[v] = p->last[v];
+        p->bufsize[v] = planned[v] ? rlx_value_bytes(&g->v[v]) : 0;
+    }
+    for (int s = 0; s < g->norder; s++) {
+        const RlxNode *n = &g->n[g->order[s]];
+        if (n->nout != 1 || n->out[0] < 0) continue;
+        int y = n->out[0];
+        int view = (rlx_ops[n->op].flags & RLX_OPF_VIEW) != 0;
+        for (int k = 0; k < n->nin; k++) {
+            int x = reuse_candidate(g, n, k, y);
+            if (x < 0 || !planned[x]) continue;
+            int owner = p->buf[x];
+            /* in place only where every value of that buffer is dead after
+             * this step; a view may share a buffer that lives on */
+            if (!view && p->blast[owner] > s) continue;
+            p->buf[y] = owner;
+            if (p->last[y] > p->blast[owner]) p->blast[owner] = p->last[y];
+            if (p->bufsize[y] > p->bufsize[owner]) p->bufsize[owner] = p->bufsize[y];
+            break;
+        }
+    }
 }
 
 void rlx_plan_verify(const RlxGraph *g, const RlxPlan *p) {
@@ -274,13 +335,19 @@ void rlx_plan_verify(const RlxGraph *g, const RlxPlan *p) {
         }
     }
     /* pairwise: quadratic, but it only compares numbers */
+    for (int v = 0; v < nv; v++) {
+        if (p->off[v] < 0) continue;
+        int o = p->buf[v];
+        RLX_ASSERT(o >= 0 && p->off[v] == p->off[o] && p->size[v] <= p->bufsize[o]);
+        RLX_ASSERT(p->bfirst[o] <= p->first[v] && p->last[v] <= p->blast[o]);
+    }
     for (int a = 0; a < nv; a++) {
-        if (p->off[a] < 0 || p->size[a] == 0) continue;
-        int64_t a_end = p->off[a] + align_up(p->size[a]);
+        if (p->off[a] < 0 || p->buf[a] != a || p->bufsize[a] == 0) continue;
+        int64_t a_end = p->off[a] + align_up(p->bufsize[a]);
         for (int b = a + 1; b < nv; b++) {
-            if (p->off[b] < 0 || p->size[b] == 0) continue;
-            if (!intervals_overlap(p->first[a], p->last[a], p->first[b], p->last[b])) continue;
-            int64_t b_end = p->off[b] + align_up(p->size[b]);
+            if (p->off[b] < 0 || p->buf[b] != b || p->bufsize[b] == 0) continue;
+            if (!intervals_overlap(p->bfirst[a], p->blast[a], p->bfirst[b], p->blast[b])) continue;
+            int64_t b_end = p->off[b] + align_up(p->bufsize[b]);
             RLX_ASSERT(a_end <= p->off[b] || b_end <= p->off[a]);
         }
     }

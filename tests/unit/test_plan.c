@@ -254,14 +254,18 @@ Test(plan, mlp_chain, .fini = cleanup) {
     cr_assert_eq(p->off[u], -1);
     cr_assert_eq(p->first[w], -1);
     cr_assert_eq(p->size[w], 0);
-    /* four 64-byte slots; at most two live at any step */
+    /* four 64-byte values; add and relu write in place (h dies at step 1,
+     * a at step 2), so two buffers: x [0,0] and h=a=y [0,3] */
     cr_assert_eq(p->naive_bytes, 256);
     cr_assert_eq(p->lower_bound, 128);
-    /* x (first 0, id 0) -> 0; h -> 64; a overlaps only h -> 0; y only a -> 64 */
+    cr_assert_eq(p->buf[a], h);
+    cr_assert_eq(p->buf[y], h);
+    cr_assert_eq(p->blast[h], 3);
+    /* equal sizes and firsts: x (lower id) is placed first at 0, then h */
     cr_assert_eq(p->arena_bytes, 128);
     cr_assert_eq(p->off[x], 0);
     cr_assert_eq(p->off[h], 64);
-    cr_assert_eq(p->off[a], 0);
+    cr_assert_eq(p->off[a], 64);
     cr_assert_eq(p->off[y], 64);
 
     FILE *f = tmpfile();
@@ -296,11 +300,11 @@ Test(plan, unused_second_output_keeps_a_slot, .fini = cleanup) {
     /* step 0: x, s0, s1 = 192; step 1: s0, y = 128; step 2: y = 64 */
     cr_assert_eq(p->lower_bound, 192);
     cr_assert_eq(p->naive_bytes, 256);
-    /* x, s0, s1 at 0, 64, 128; y overlaps only s0 -> lowest gap, 0 */
+    /* relu writes y in place over s0, which dies at step 1 */
     cr_assert_eq(p->arena_bytes, 192);
     cr_assert_neq(p->off[s1], p->off[s0]);
     cr_assert_neq(p->off[s1], p->off[x]);
-    cr_assert_eq(p->off[y], p->off[x]);
+    cr_assert_eq(p->off[y], p->off[s0]);
 }
 
 Test(plan, input_and_weight_as_outputs, .fini = cleanup) {
@@ -442,4 +446,34 @@ Test(dce, output_read_by_another_node_and_no_outputs, .fini = cleanup) {
     g->noutputs = 1;   /* a is an output again, but its producer was removed */
     rlx_dce(g);
     cr_assert(g->n[n0].dead);
+}
+
+/* A view shares its input's buffer even while the input lives on; an
+ * elementwise op must not write over an input that is read later. */
+Test(plan, views_share_and_inplace_waits_for_last_use, .fini = cleanup) {
+    RlxGraph *g = rlx_graph_new("view.rlxg");
+    int64_t d23[] = {2, 3}, d6[] = {6}, d32[] = {3, 2};
+    int x = val(g, "x", RLX_F32, 2, d23, RLX_V_INPUT);            /* 24 B */
+    int shp = val(g, "shape", RLX_I64, 1, (int64_t[]){1}, RLX_V_WEIGHT);
+    int r = val(g, "r", RLX_F32, 1, d6, 0);
+    int e = val(g, "e", RLX_F32, 2, d23, 0);
+    int y = val(g, "y", RLX_F32, 2, d23, RLX_V_OUTPUT);
+    int z = val(g, "z", RLX_F32, 2, d32, RLX_V_OUTPUT);
+    int resh = node1(g, "resh", RLX_OP_RESHAPE, x, shp, r);     /* step 0: view of x */
+    int ex = node1(g, "exp", RLX_OP_EXP, x, -1, e);              /* step 1: x still read at 2 */
+    int add = node1(g, "add", RLX_OP_ADD, e, x, y);              /* step 2: e and x die here */
+    int resh2 = node1(g, "resh2", RLX_OP_RESHAPE, r, shp, z);   /* step 3: view of r, an output */
+    set_io(g, 1, &x, 2, (int[]){y, z});
+    set_order(g, 4, (int[]){resh, ex, add, resh2});
+    RlxPlan *p = rlx_plan(g);
+    cr_assert_eq(p->buf[r], x);
+    cr_assert_eq(p->buf[z], x);
+    cr_assert_eq(p->blast[x], 4);            /* z is an output: x's buffer lives to the end */
+    cr_assert_eq(p->buf[e], e);              /* x is read later: exp is not in place */
+    cr_assert_eq(p->buf[y], e);              /* e dies at add: y takes its bytes (x lives on via z) */
+    cr_assert_eq(p->off[r], p->off[x]);
+    cr_assert_neq(p->off[e], p->off[x]);
+    /* two buffers live together from step 1 on: 64 + 64 */
+    cr_assert_eq(p->lower_bound, 128);
+    cr_assert_eq(p->arena_bytes, 128);
 }
