@@ -372,6 +372,7 @@ static void emit_eltwise(Emit *E, const RlxThunk *t) {
         CType at[4] = {CT_FLOAT, CT_FLOAT, CT_FLOAT, CT_FLOAT};
         for (int j = 0; j < s->nargs; j++) {
             int ai = s->args[j];
+            if (ai == RLX_ARG_ABSENT) continue;
             if (ai >= 0) {
                 if (t->in[ai].value < 0) continue;
                 a[j] = argx[ai];

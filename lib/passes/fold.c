@@ -314,6 +314,7 @@ static void exec_eltwise(const RlxGraph *g, const RlxThunk *t, uint8_t *A, const
             memset(a, 0, sizeof a);
             for (int j = 0; j < s->nargs; j++) {
                 int ai = s->args[j];
+                if (ai == RLX_ARG_ABSENT) continue;
                 if (ai >= 0) {
                     pr[j] = present[ai];
                     if (pr[j]) a[j] = tmp[ai];

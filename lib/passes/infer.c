@@ -359,6 +359,18 @@ static void infer_elementwise(const RlxGraph *g, int node, Shape *out) {
     out->dtype = result >= 0 ? (RlxDType)result : input(g, node, 0)->dtype;
 }
 
+/* rlx.Region (fuse.c, or read back from a dump): inputs broadcast; the
+ * dtype is the last step's. */
+static void infer_region(const RlxGraph *g, int node, Shape *out) {
+    const RlxNode *n = node_of(g, node);
+    RlxEltStep *steps;
+    int ns = rlx_region_parse(g, node, &steps);
+    for (int k = 0; k < n->nin; k++)
+        if (!has_input(g, node, k)) rlx_node_error(g, node, "region inputs cannot be absent");
+    broadcast(g, node, 0, n->nin, out);
+    out->dtype = steps[ns - 1].dtype;
+}
+
 static void infer_where(const RlxGraph *g, int node, Shape *out) {
     want_dtype(g, node, 0, T_BOOL);
     want_same_dtype(g, node, 1, 2);
@@ -877,6 +889,7 @@ static void infer_node(RlxGraph *g, int node) {
     const RlxOpInfo *op = &rlx_ops[n->op];
     switch (n->op) {
     case RLX_OP_WHERE: infer_where(g, node, outs); break;
+    case RLX_OP_REGION: infer_region(g, node, outs); break;
     case RLX_OP_CLIP: infer_clip(g, node, outs); break;
     case RLX_OP_CAST: infer_cast(g, node, outs); break;
     case RLX_OP_MATMUL: infer_matmul(g, node, outs); break;

@@ -58,6 +58,7 @@ static const Support support[] = {
     {RLX_OP_OR,             IN01,   0, {BOOLS,     0, 0, 0}},
     {RLX_OP_NOT,            IN0,    0, {BOOLS,     0, 0, 0}},
     {RLX_OP_WHERE,          6u,     0, {ANY,       0, 0, 0}},
+    {RLX_OP_REGION,         0,      0, {ANY,       0, 0, 0}},   /* made of legal steps */
     {RLX_OP_NEG,            IN0,    0, {SIGNED,    0, 0, 0}},
     {RLX_OP_ABS,            IN0,    0, {SIGNED,    0, 0, 0}},
     {RLX_OP_RELU,           IN0,    0, {NUMERIC,    0, 0, 0}},

@@ -127,48 +127,9 @@ static int value_used(const RlxGraph *g, int v) {
 static void lower_eltwise(Lower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     RlxThunk *t = thunk_new(L->tl, RLX_K_ELTWISE, node);
-    RlxDType out_dt = val(L, n->out[0])->dtype;
-    int nsteps = n->nin > 2 && (n->op == RLX_OP_MAX || n->op == RLX_OP_MIN || n->op == RLX_OP_SUM) ? n->nin - 1 : 1;
-    t->steps = rlx_alloc(sizeof(RlxEltStep) * (size_t)nsteps);
-    t->nsteps = nsteps;
-    for (int i = 0; i < n->nin; i++) {
-        if (n->in[i] >= 0) add_in(L, t, n->in[i]);
-        else t->in[t->nin++] = slot_of(L, -1);
-    }
+    t->nsteps = rlx_region_from_node(L->g, node, &t->steps);
+    for (int i = 0; i < n->nin; i++) t->in[t->nin++] = slot_of(L, n->in[i]);
     add_out(L, t, n->out[0]);
-
-    RlxEltStep *s = &t->steps[0];
-    s->op = n->op;
-    s->dtype = out_dt;
-    if (n->op == RLX_OP_SUM || n->op == RLX_OP_MAX || n->op == RLX_OP_MIN) {
-        /* variadic: a chain of binary steps; a single input is a copy */
-        if (n->nin == 1) {
-            s->op = RLX_OP_IDENTITY;
-            s->nargs = 1;
-            s->args[0] = 0;
-            return;
-        }
-        RlxOp bin = n->op == RLX_OP_SUM ? RLX_OP_ADD : n->op;
-        for (int k = 0; k < nsteps; k++) {
-            t->steps[k].op = bin;
-            t->steps[k].dtype = out_dt;
-            t->steps[k].nargs = 2;
-            t->steps[k].args[0] = k == 0 ? 0 : -k;   /* previous step */
-            t->steps[k].args[1] = k + 1;
-        }
-        return;
-    }
-    s->nargs = n->nin;
-    for (int i = 0; i < n->nin; i++) s->args[i] = i;
-    switch (n->op) {
-    case RLX_OP_LEAKYRELU: s->alpha = rlx_attr_f(n, "alpha", 0.01); break;
-    case RLX_OP_ELU: s->alpha = rlx_attr_f(n, "alpha", 1.0); break;
-    case RLX_OP_HARDSIGMOID:
-        s->alpha = rlx_attr_f(n, "alpha", 0.2);
-        s->beta = rlx_attr_f(n, "beta", 0.5);
-        break;
-    default: break;
-    }
 }
 
 /* ---- kernels ---- */

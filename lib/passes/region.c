@@ -1,0 +1,196 @@
+/* region.c - elementwise regions: a chain of elementwise ops as one loop.
+ *
+ * A region is a straight-line program over its inputs, evaluated per output
+ * element (RlxEltStep in rlx.h). A plain elementwise node is the region of
+ * one step (or of n-1 steps for variadic Sum/Max/Min); the fusion pass
+ * (fuse.c) merges chains of them into one rlx.Region node, whose program
+ * is kept as a readable string attribute, so that a dumped graph reads back:
+ *
+ *     s0:f32 = Mul(x0, x1); s1:f32 = Add(s0, x2); s2:f32 = LeakyRelu[0.1](s1)
+ *
+ * xK is the node's K-th input, sK an earlier step, _ an absent optional
+ * input; [a, b] are the op's float attributes (alpha, beta).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rlx.h"
+
+static int has_alpha(RlxOp op) { return op == RLX_OP_LEAKYRELU || op == RLX_OP_ELU || op == RLX_OP_HARDSIGMOID; }
+static int has_beta(RlxOp op) { return op == RLX_OP_HARDSIGMOID; }
+
+int rlx_region_from_node(const RlxGraph *g, int node, RlxEltStep **out) {
+    const RlxNode *n = &g->n[node];
+    if (n->op == RLX_OP_REGION) return rlx_region_parse(g, node, out);
+    RLX_ASSERT(rlx_ops[n->op].flags & RLX_OPF_ELT);
+    RlxDType dt = g->v[n->out[0]].dtype;
+    int variadic = n->op == RLX_OP_SUM || n->op == RLX_OP_MAX || n->op == RLX_OP_MIN;
+    int nsteps = variadic && n->nin > 2 ? n->nin - 1 : 1;
+    RlxEltStep *s = rlx_alloc(sizeof(RlxEltStep) * (size_t)nsteps);
+    *out = s;
+    if (variadic) {
+        if (n->nin == 1) {   /* a single input is a copy */
+            s->op = RLX_OP_IDENTITY;
+            s->dtype = dt;
+            s->nargs = 1;
+            return 1;
+        }
+        RlxOp bin = n->op == RLX_OP_SUM ? RLX_OP_ADD : n->op;
+        for (int k = 0; k < nsteps; k++) {
+            s[k].op = bin;
+            s[k].dtype = dt;
+            s[k].nargs = 2;
+            s[k].args[0] = k == 0 ? 0 : -k;   /* the previous step */
+            s[k].args[1] = k + 1;
+        }
+        return nsteps;
+    }
+    s->op = n->op;
+    s->dtype = dt;
+    s->nargs = n->nin;
+    RLX_ASSERT(n->nin <= 4);
+    for (int i = 0; i < n->nin; i++) s->args[i] = n->in[i] >= 0 ? i : RLX_ARG_ABSENT;
+    switch (n->op) {
+    case RLX_OP_LEAKYRELU: s->alpha = rlx_attr_f(n, "alpha", 0.01); break;
+    case RLX_OP_ELU: s->alpha = rlx_attr_f(n, "alpha", 1.0); break;
+    case RLX_OP_HARDSIGMOID:
+        s->alpha = rlx_attr_f(n, "alpha", 0.2);
+        s->beta = rlx_attr_f(n, "beta", 0.5);
+        break;
+    default: break;
+    }
+    return 1;
+}
+
+const char *rlx_region_format(const RlxEltStep *s, int nsteps) {
+    RlxBuf b = {0};
+    for (int k = 0; k < nsteps; k++) {
+        rlx_buf_printf(&b, "%ss%d:%s = %s", k ? "; " : "", k, rlx_dtype_name(s[k].dtype), rlx_ops[s[k].op].name);
+        if (has_alpha(s[k].op)) {
+            rlx_buf_printf(&b, "[%.17g", s[k].alpha);
+            if (has_beta(s[k].op)) rlx_buf_printf(&b, ", %.17g", s[k].beta);
+            rlx_buf_printf(&b, "]");
+        }
+        rlx_buf_printf(&b, "(");
+        for (int j = 0; j < s[k].nargs; j++) {
+            int a = s[k].args[j];
+            if (a == RLX_ARG_ABSENT) rlx_buf_printf(&b, "%s_", j ? ", " : "");
+            else if (a >= 0) rlx_buf_printf(&b, "%sx%d", j ? ", " : "", a);
+            else rlx_buf_printf(&b, "%ss%d", j ? ", " : "", -a - 1);
+        }
+        rlx_buf_printf(&b, ")");
+    }
+    return b.data ? b.data : "";
+}
+
+/* ---- parsing (the program comes from a file: check everything) ---- */
+typedef struct {
+    const RlxGraph *g;
+    int node;
+    const char *p;
+} Parser;
+
+static void skip_blank(Parser *P) {
+    while (*P->p == ' ') P->p++;
+}
+
+static void expect(Parser *P, char c) {
+    skip_blank(P);
+    if (*P->p != c) rlx_node_error(P->g, P->node, "bad region program: expected '%c' at \"%.20s\"", c, P->p);
+    P->p++;
+}
+
+static long number(Parser *P) {
+    char *end;
+    long v = strtol(P->p, &end, 10);
+    if (end == P->p || v < 0 || v > 1000000) rlx_node_error(P->g, P->node, "bad region program at \"%.20s\"", P->p);
+    P->p = end;
+    return v;
+}
+
+static const char *word(Parser *P) {
+    skip_blank(P);
+    size_t n = strspn(P->p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.");
+    if (!n) rlx_node_error(P->g, P->node, "bad region program at \"%.20s\"", P->p);
+    const char *w = rlx_strndup(P->p, n);
+    P->p += n;
+    return w;
+}
+
+int rlx_region_parse(const RlxGraph *g, int node, RlxEltStep **out) {
+    const RlxNode *n = &g->n[node];
+    const char *prog = rlx_attr_s(n, "program", NULL);
+    if (!prog) rlx_node_error(g, node, "missing attribute 'program'");
+    int cap = 1;
+    for (const char *c = prog; *c; c++) cap += *c == ';';
+    RlxEltStep *s = rlx_alloc(sizeof(RlxEltStep) * (size_t)cap);
+    Parser P = {g, node, prog};
+    int k = 0;
+    for (;;) {
+        skip_blank(&P);
+        if (*P.p != 's') rlx_node_error(g, node, "bad region program: expected step s%d", k);
+        P.p++;
+        if (number(&P) != k) rlx_node_error(g, node, "bad region program: steps must be numbered s0, s1, ...");
+        expect(&P, ':');
+        int dt = rlx_dtype_from_name(word(&P));
+        if (dt < 0) rlx_node_error(g, node, "bad region program: unknown dtype in step s%d", k);
+        expect(&P, '=');
+        int op = rlx_op_from_name(word(&P));
+        if (op < 0 || !(rlx_ops[op].flags & RLX_OPF_ELT) || op == RLX_OP_REGION)
+            rlx_node_error(g, node, "bad region program: step s%d is not an elementwise op", k);
+        s[k].op = (RlxOp)op;
+        s[k].dtype = (RlxDType)dt;
+        skip_blank(&P);
+        if (*P.p == '[') {
+            P.p++;
+            char *end;
+            s[k].alpha = strtod(P.p, &end);
+            if (end == P.p) rlx_node_error(g, node, "bad region program: bad number in step s%d", k);
+            P.p = end;
+            skip_blank(&P);
+            if (*P.p == ',') {
+                P.p++;
+                s[k].beta = strtod(P.p, &end);
+                if (end == P.p) rlx_node_error(g, node, "bad region program: bad number in step s%d", k);
+                P.p = end;
+            }
+            expect(&P, ']');
+        } else if (has_alpha(s[k].op)) {
+            rlx_node_error(g, node, "bad region program: step s%d needs its attributes in [...]", k);
+        }
+        expect(&P, '(');
+        int na = 0;
+        for (;;) {
+            skip_blank(&P);
+            if (na == 4) rlx_node_error(g, node, "bad region program: too many arguments in step s%d", k);
+            char c = *P.p++;
+            if (c == '_') {
+                s[k].args[na++] = RLX_ARG_ABSENT;
+            } else if (c == 'x' || c == 's') {
+                long v = number(&P);
+                if (c == 'x' && v >= n->nin) rlx_node_error(g, node, "bad region program: x%ld is not an input", v);
+                if (c == 's' && v >= k) rlx_node_error(g, node, "bad region program: s%ld used before it is computed", v);
+                s[k].args[na++] = c == 'x' ? (int)v : (int)(-v - 1);
+            } else {
+                rlx_node_error(g, node, "bad region program: bad argument in step s%d", k);
+            }
+            skip_blank(&P);
+            if (*P.p == ',') {
+                P.p++;
+                continue;
+            }
+            expect(&P, ')');
+            break;
+        }
+        s[k].nargs = na;
+        const RlxOpInfo *oi = &rlx_ops[s[k].op];
+        if (na < oi->min_in || (oi->max_in >= 0 && na > oi->max_in))
+            rlx_node_error(g, node, "bad region program: step s%d has %d arguments", k, na);
+        k++;
+        skip_blank(&P);
+        if (!*P.p) break;
+        expect(&P, ';');
+    }
+    *out = s;
+    return k;
+}
