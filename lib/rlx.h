@@ -247,8 +247,9 @@ typedef union { int64_t i; double f; } RlxParam;
 
 /* An elementwise region: a straight-line program over its inputs,
  * evaluated per output element. Step k computes op over args; an arg
- * a >= 0 is the region input a, a < 0 is step -(a+1). The last step's
- * result is the output. */
+ * a >= 0 is the region input a, a < 0 is step -(a+1), RLX_ARG_ABSENT an
+ * absent optional input. The last step's result is the output. */
+#define RLX_ARG_ABSENT (1 << 20)
 typedef struct {
     RlxOp op;
     int nargs;
@@ -276,6 +277,13 @@ typedef struct {
 
 RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan);  /* require: planned */
 void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node);
+
+/* Elementwise regions (region.c): the steps of an elementwise or rlx.Region
+ * node, and the readable program string of an rlx.Region node. */
+int rlx_region_from_node(const RlxGraph *g, int node, RlxEltStep **steps);
+int rlx_region_parse(const RlxGraph *g, int node, RlxEltStep **steps);
+const char *rlx_region_format(const RlxEltStep *steps, int nsteps);
+void rlx_fuse_elementwise(RlxGraph *g);                   /* fuse.c */
 
 /* Constant folding (fold.c): evaluates a node whose inputs are all
  * constants with the runtime's own kernels and scalar definitions, turns its

@@ -31,8 +31,10 @@ static const char usage_text[] =
     "  --target T       code generation target: c (default)\n"
     "  --build          also compile the sources with $CC (default cc) and $CFLAGS (default -O2)\n"
     "  --emit-main      add a main() that reads inputs from .npy files and writes outputs as .npy\n"
+    "  --dim NAME=VALUE give the symbolic input dimension NAME (ONNX dim_param) the size VALUE;\n"
+    "                   repeat for each one\n"
     "  -d LETTERS       dump the IR as .rlxg JSON to stderr after passes: r read, i infer,\n"
-    "                   l legalize, d dead-code removal\n"
+    "                   l legalize, d dead-code removal, f fusion\n"
     "  -v               print the time of each pass and the memory plan to stderr\n"
     "  --help           this text\n"
     "  --version        print the version\n";
@@ -40,6 +42,9 @@ static const char usage_text[] =
 typedef struct {
     const char *model, *out, *name, *target, *dump;
     int build, emit_main, verbose, import;
+    int ndims;                   /* --dim NAME=VALUE bindings */
+    const char **dim_names;
+    int64_t *dim_values;
 } Args;
 
 /* ---- temporary outputs ---- */
@@ -143,9 +148,25 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
-static RlxGraph *read_model(const char *path) {
-    if (ends_with(path, ".onnx")) rlx_error("%s: ONNX import is not supported yet", path);
-    return rlx_read_rlxg(path);
+static RlxGraph *read_model(const Args *a) {
+    if (ends_with(a->model, ".onnx")) return rlx_read_onnx(a->model, a->ndims, a->dim_names, a->dim_values);
+    if (a->ndims) rlx_error("rlxc: --dim applies to ONNX models only");
+    return rlx_read_rlxg(a->model);
+}
+
+/* --dim NAME=VALUE */
+static void add_dim(Args *a, const char *arg) {
+    const char *eq = strchr(arg, '=');
+    char *end = NULL;
+    errno = 0;
+    long long v = eq ? strtoll(eq + 1, &end, 10) : -1;
+    if (!eq || eq == arg || end == eq + 1 || *end || errno == ERANGE || v < 0)
+        rlx_error("rlxc: --dim wants NAME=VALUE with VALUE a non-negative integer, not '%s'", arg);
+    const char *name = rlx_strndup(arg, (size_t)(eq - arg));
+    for (int i = 0; i < a->ndims; i++)
+        if (!strcmp(a->dim_names[i], name)) rlx_error("rlxc: --dim %s is given twice", name);
+    a->dim_names[a->ndims] = name;
+    a->dim_values[a->ndims++] = v;
 }
 
 /* Runs argv, waiting for it; returns its exit status or -1. */
@@ -199,6 +220,8 @@ static void build_executable(const char *base, const char *exe) {
 static int parse_args(int argc, char **argv, Args *a) {
     memset(a, 0, sizeof *a);
     a->target = "c";
+    a->dim_names = rlx_alloc(sizeof(char *) * (size_t)argc);
+    a->dim_values = rlx_alloc(sizeof(int64_t) * (size_t)argc);
     int i = 1;
     if (argc > 1 && !strcmp(argv[1], "import")) {
         a->import = 1;
@@ -217,6 +240,7 @@ static int parse_args(int argc, char **argv, Args *a) {
         else if (!strcmp(s, "-n") && has) a->name = argv[++i];
         else if (!strcmp(s, "--target") && has) a->target = argv[++i];
         else if (!strcmp(s, "-d") && has) a->dump = argv[++i];
+        else if (!strcmp(s, "--dim") && has) add_dim(a, argv[++i]);
         else if (!strcmp(s, "--build")) a->build = 1;
         else if (!strcmp(s, "--emit-main")) a->emit_main = 1;
         else if (!strcmp(s, "-v")) a->verbose = 1;
@@ -227,14 +251,15 @@ static int parse_args(int argc, char **argv, Args *a) {
     if (!a->model) rlx_error("rlxc: no model given (see rlxc --help)");
     if (!a->out) rlx_error("rlxc: no output given (-o)");
     if (a->name && !is_identifier(a->name)) rlx_error("rlxc: model name '%s' is not a C identifier", a->name);
-    if (a->dump && a->dump[strspn(a->dump, "rild")]) rlx_error("rlxc: unknown dump letters '%s' (r, i, l, d)", a->dump);
+    if (a->dump && a->dump[strspn(a->dump, "rildf")])
+        rlx_error("rlxc: unknown dump letters '%s' (r, i, l, d, f)", a->dump);
     return 0;
 }
 
 static void compile(const Args *a) {
     verbose = a->verbose;
     pass_t0 = seconds();
-    RlxGraph *g = read_model(a->model);
+    RlxGraph *g = read_model(a);
     pass_done("read");
     dump_if(a, 'r', g);
     if (a->import) {
@@ -258,6 +283,10 @@ static void compile(const Args *a) {
     rlx_schedule(g);
     pass_done("dce");
     dump_if(a, 'd', g);
+    rlx_fuse_elementwise(g);
+    rlx_schedule(g);
+    pass_done("fuse");
+    dump_if(a, 'f', g);
     RlxPlan *plan = rlx_plan(g);
     pass_done("plan");
     if (verbose) rlx_plan_print(g, plan, stderr);

@@ -1,0 +1,977 @@
+/* onnx.c - the ONNX reader: a ModelProto (opset 7 to 17) becomes an RlxGraph.
+ *
+ * The file goes into the arena, its wire format is walked once to bound how
+ * deeply messages nest (protobuf-c recurses without a limit, so a crafted
+ * file could otherwise exhaust the stack), then protobuf-c (code generated
+ * at build time from Debian's onnx.proto) unpacks it with malloc. Everything
+ * the graph keeps is copied into the arena, and the whole build runs under a
+ * local rlx_try that frees the unpacked message and re-raises: no failure
+ * path leaks.
+ *
+ * The build goes in the order a user wants to hear about problems: the
+ * opset, then every unsupported op at once, then initializers (weights),
+ * graph inputs (every unbound symbolic dim at once), then the nodes in two
+ * passes (first the values each produces, so that inputs may name values
+ * produced later; then inputs and attributes), then the outputs. Each ONNX
+ * node becomes exactly one rlx node with the same index. Older operator
+ * versions are rewritten on the way into the canonical (opset-17, Reduce and
+ * Split opset-18) form of ops.def: attributes such as Slice-1's starts or
+ * ReduceMean's axes become constant weights feeding the node's inputs,
+ * Dropout becomes Identity, and legacy Softmax gets legacy_2d=1.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+#include "rlx.h"
+
+#define MIN_OPSET 7
+#define MAX_OPSET 17
+#define MAX_NESTING 64            /* real models nest a few levels per subgraph */
+#define MAX_NAMES_LISTED 5        /* node names per op in the unsupported-ops message */
+
+typedef struct {
+    const char *file;
+    RlxGraph *g;
+    const Onnx__GraphProto *gp;
+    int opset;
+    int ndims;
+    const char *const *dim_names;
+    const int64_t *dim_values;
+    uint8_t *dim_used;
+    const char **node_names;      /* per ONNX node: unique, never empty */
+    int *node_nout;               /* per ONNX node: outputs kept (trailing empty ones trimmed) */
+    int **node_out;               /* per ONNX node: their value ids */
+    const char **dropped;         /* Dropout mask outputs, which are not created */
+    const char **dropped_by;
+    int ndropped;
+} Reader;
+
+/* One attribute on its way from the NodeProto to the node. */
+typedef struct {
+    RlxAttr a;
+    int taken;                    /* consumed by a rewrite */
+} Attr;
+
+static const char *str(const char *s) { return s ? s : ""; }
+
+static const char *onnx_type_name(int code) {
+    static const char *const names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
+                                        "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
+                                        "COMPLEX128", "BFLOAT16"};
+    if (code >= 0 && code < (int)(sizeof names / sizeof names[0])) return rlx_fmt("%s (%d)", names[code], code);
+    return rlx_fmt("%d", code);
+}
+
+/* Names end up in messages and generated comments: no control characters. */
+static void check_name(const Reader *r, const char *name, const char *what) {
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) rlx_error("%s: %s contains a control character", r->file, what);
+}
+
+/* ---- wire-format scan: bounds the nesting before protobuf-c recurses ---- */
+
+static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+    uint64_t x = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*p >= end) return 0;
+        uint8_t b = *(*p)++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+enum { SCAN_BAD, SCAN_OK, SCAN_DEEP };
+
+static int scan_message(const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *d, int depth) {
+    if (depth > MAX_NESTING) return SCAN_DEEP;
+    while (p < end) {
+        uint64_t key, len;
+        if (!read_varint(&p, end, &key)) return SCAN_BAD;
+        switch (key & 7) {
+        case 0:
+            if (!read_varint(&p, end, &len)) return SCAN_BAD;
+            break;
+        case 1:
+            if (end - p < 8) return SCAN_BAD;
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4) return SCAN_BAD;
+            p += 4;
+            break;
+        case 2: {
+            if (!read_varint(&p, end, &len) || len > (uint64_t)(end - p)) return SCAN_BAD;
+            uint64_t num = key >> 3;
+            const ProtobufCFieldDescriptor *f =
+                num > 0 && num <= 0x1fffffff ? protobuf_c_message_descriptor_get_field(d, (unsigned)num) : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                int st = scan_message(p, p + len, f->descriptor, depth + 1);
+                if (st != SCAN_OK) return st;
+            }
+            p += len;
+            break;
+        }
+        default: return SCAN_BAD;   /* groups (3, 4) are not in onnx.proto; 6, 7 do not exist */
+        }
+    }
+    return SCAN_OK;
+}
+
+/* ---- opset and op support ---- */
+
+static int is_default_domain(const char *d) { return !*d || !strcmp(d, "ai.onnx"); }
+
+static int read_opset(const Reader *r, const Onnx__ModelProto *m) {
+    int found = 0;
+    int64_t version = 0;
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+        if (!is_default_domain(str(o->domain))) continue;
+        int64_t v = o->has_version ? o->version : 0;
+        if (found && v != version)
+            rlx_error("%s: the model imports two opsets of the default domain (%lld and %lld)", r->file,
+                      (long long)version, (long long)v);
+        version = v;
+        found = 1;
+    }
+    if (!found)
+        rlx_error("%s: the model imports no opset of the default domain (ai.onnx); rlxc reads opsets %d to %d",
+                  r->file, MIN_OPSET, MAX_OPSET);
+    if (version < MIN_OPSET || version > MAX_OPSET)
+        rlx_error("%s: opset %lld of the default domain (ai.onnx) is not supported; rlxc reads opsets %d to %d",
+                  r->file, (long long)version, MIN_OPSET, MAX_OPSET);
+    return (int)version;
+}
+
+/* The rlx op an ONNX node becomes, or -1. */
+static int node_op(const Onnx__NodeProto *n) {
+    if (!is_default_domain(str(n->domain))) return -1;
+    if (!strcmp(str(n->op_type), "Dropout")) return RLX_OP_IDENTITY;
+    return rlx_op_from_name(str(n->op_type));
+}
+
+static const char *op_label(const Onnx__NodeProto *n) {
+    const char *d = str(n->domain), *t = *str(n->op_type) ? n->op_type : "(no op type)";
+    return is_default_domain(d) ? t : rlx_fmt("%s.%s", d, t);
+}
+
+/* Node names may be empty or repeated in ONNX; explicit names win, the rest
+ * become OpType_INDEX, and any clash gets a numeric suffix. */
+static void name_nodes(Reader *r) {
+    const Onnx__GraphProto *gp = r->gp;
+    int n = (int)gp->n_node;
+    r->node_names = rlx_alloc(sizeof(char *) * (size_t)(n + 1));
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            const Onnx__NodeProto *np = gp->node[i];
+            const char *given = str(np->name);
+            if ((pass == 0) != (*given != 0)) continue;
+            check_name(r, given, rlx_fmt("node name '%s'", given));
+            check_name(r, str(np->op_type), rlx_fmt("the op type of node '%s'", given));
+            const char *base = *given ? given : rlx_fmt("%s_%d", *str(np->op_type) ? np->op_type : "node", i);
+            const char *name = base;
+            for (int k = 1;; k++) {
+                int clash = 0;
+                for (int j = 0; j < n && !clash; j++)
+                    if (j != i && r->node_names[j] && !strcmp(r->node_names[j], name)) clash = 1;
+                if (!clash) break;
+                name = rlx_fmt("%s_%d", base, k);
+            }
+            r->node_names[i] = name;
+        }
+}
+
+/* One error listing every unsupported op type with its nodes. */
+static void check_ops(Reader *r) {
+    const Onnx__GraphProto *gp = r->gp;
+    int n = (int)gp->n_node;
+    uint8_t *done = rlx_alloc((size_t)n + 1);
+    RlxBuf msg = {0};
+    int nops = 0;
+    for (int i = 0; i < n; i++) {
+        if (done[i] || node_op(gp->node[i]) >= 0) continue;
+        const char *label = op_label(gp->node[i]);
+        int count = 0;
+        RlxBuf names = {0};
+        for (int j = i; j < n; j++) {
+            if (done[j] || node_op(gp->node[j]) >= 0 || strcmp(op_label(gp->node[j]), label)) continue;
+            done[j] = 1;
+            if (count < MAX_NAMES_LISTED) rlx_buf_printf(&names, "%s'%s'", count ? ", " : "", r->node_names[j]);
+            count++;
+        }
+        if (count > MAX_NAMES_LISTED) rlx_buf_printf(&names, " and %d more", count - MAX_NAMES_LISTED);
+        rlx_buf_printf(&msg, "%s%s (node%s %s)", nops++ ? "; " : "", label, count > 1 ? "s" : "", names.data);
+    }
+    if (nops) rlx_error("%s: unsupported op%s: %s", r->file, nops > 1 ? "s" : "", msg.data);
+}
+
+/* ---- tensors ---- */
+
+static int tensor_dtype(const Reader *r, int code, const char *what) {
+    int dt = rlx_dtype_from_onnx(code);
+    if (dt < 0)
+        rlx_error("%s: %s has data type %s, which is not supported", r->file, what, onnx_type_name(code));
+    return dt;
+}
+
+static void fill_dims(const Reader *r, RlxValue *v, size_t n, const int64_t *dims, const char *what) {
+    if (n > RLX_MAX_RANK) rlx_error("%s: %s: rank %d exceeds the maximum of %d", r->file, what, (int)n, RLX_MAX_RANK);
+    for (size_t i = 0; i < n; i++) {
+        if (dims[i] < 0) rlx_error("%s: %s: negative dimension %lld", r->file, what, (long long)dims[i]);
+        v->dims[i] = dims[i];
+    }
+    v->rank = (int)n;
+    int64_t numel = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (dims[i] && numel > INT64_MAX / dims[i]) rlx_error("%s: %s: size overflows 64 bits", r->file, what);
+        numel *= dims[i];
+    }
+    if (numel > INT64_MAX / 8) rlx_error("%s: %s: byte size overflows 64 bits", r->file, what);
+}
+
+static void range_error(const Reader *r, const char *what, long long x, size_t i, int dt) {
+    rlx_error("%s: %s: value %lld at index %llu is out of range for %s", r->file, what, x, (unsigned long long)i,
+              rlx_dtype_name(dt));
+}
+
+/* Fills value vid (already added) from a TensorProto: a weight. */
+static void read_tensor(const Reader *r, const Onnx__TensorProto *t, int vid, const char *what) {
+    RlxValue *v = &r->g->v[vid];
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+        rlx_error("%s: %s uses external data, which is not supported; re-save the model with all tensors inside "
+                  "the file", r->file, what);
+    if (t->segment) rlx_error("%s: %s is a segment of a tensor, which is not supported", r->file, what);
+    int dt = tensor_dtype(r, t->has_data_type ? t->data_type : 0, what);
+    v->dtype = (RlxDType)dt;
+    fill_dims(r, v, t->n_dims, t->dims, what);
+    v->flags |= RLX_V_WEIGHT;
+    int64_t numel = rlx_value_numel(v), bytes = rlx_value_bytes(v);
+    int size = rlx_dtype_size(dt);
+
+    if (t->has_raw_data) {
+        size_t typed = t->n_float_data + t->n_int32_data + t->n_int64_data + t->n_double_data + t->n_uint64_data;
+        if (typed) rlx_error("%s: %s has both raw_data and typed data", r->file, what);
+        if ((uint64_t)t->raw_data.len != (uint64_t)bytes)
+            rlx_error("%s: %s has %llu bytes of raw data, but %s %s needs %lld", r->file, what,
+                      (unsigned long long)t->raw_data.len, rlx_dtype_name(dt), rlx_shape_str(v), (long long)bytes);
+        uint8_t *p = rlx_alloc(bytes ? (size_t)bytes : 1);
+        if (bytes) memcpy(p, t->raw_data.data, (size_t)bytes);   /* little-endian, as the host */
+        v->data = p;
+        return;
+    }
+    /* The typed field ONNX stores each data type in. */
+    size_t count;
+    switch (dt) {
+    case RLX_F32: count = t->n_float_data; break;
+    case RLX_I64: count = t->n_int64_data; break;
+    case RLX_F64: count = t->n_double_data; break;
+    case RLX_U32: case RLX_U64: count = t->n_uint64_data; break;
+    default: count = t->n_int32_data; break;
+    }
+    if ((uint64_t)count != (uint64_t)numel)
+        rlx_error("%s: %s has %llu values, but shape %s needs %lld", r->file, what, (unsigned long long)count,
+                  rlx_shape_str(v), (long long)numel);
+    uint8_t *p = rlx_alloc(bytes ? (size_t)bytes : 1);
+    for (size_t i = 0; i < count; i++) {
+        uint8_t *dst = p + i * (size_t)size;
+        switch (dt) {
+        case RLX_F32: memcpy(dst, &t->float_data[i], 4); break;
+        case RLX_I64: memcpy(dst, &t->int64_data[i], 8); break;
+        case RLX_F64: memcpy(dst, &t->double_data[i], 8); break;
+        case RLX_U64: memcpy(dst, &t->uint64_data[i], 8); break;
+        case RLX_U32: {
+            if (t->uint64_data[i] > UINT32_MAX) rlx_error("%s: %s: value %llu at index %llu is out of range for u32",
+                                                          r->file, what, (unsigned long long)t->uint64_data[i],
+                                                          (unsigned long long)i);
+            uint32_t x = (uint32_t)t->uint64_data[i];
+            memcpy(dst, &x, 4);
+            break;
+        }
+        case RLX_I32: memcpy(dst, &t->int32_data[i], 4); break;
+        default: {
+            /* int8/uint8/int16/uint16/bool values, and float16/bfloat16 bit
+             * patterns, each in one int32 */
+            int32_t x = t->int32_data[i];
+            int32_t lo = 0, hi = 0xffff;
+            if (dt == RLX_I8) lo = -128, hi = 127;
+            else if (dt == RLX_U8) hi = 255;
+            else if (dt == RLX_I16) lo = -32768, hi = 32767;
+            else if (dt == RLX_BOOL) hi = 1;
+            if (x < lo || x > hi) range_error(r, what, x, i, dt);
+            if (size == 1) {
+                uint8_t b = (uint8_t)x;
+                memcpy(dst, &b, 1);
+            } else {
+                uint16_t h = (uint16_t)x;
+                memcpy(dst, &h, 2);
+            }
+        }
+        }
+    }
+    v->data = p;
+}
+
+static const char *unique_value_name(const RlxGraph *g, const char *base) {
+    const char *name = base;
+    for (int k = 1; rlx_value_find(g, name) >= 0; k++) name = rlx_fmt("%s.%d", base, k);
+    return name;
+}
+
+static int const_i64(Reader *r, const char *node, const char *role, int n, const int64_t *vals) {
+    int vid = rlx_value_add(r->g, unique_value_name(r->g, rlx_fmt("%s.%s", node, role)));
+    RlxValue *v = &r->g->v[vid];
+    v->dtype = RLX_I64;
+    v->rank = 1;
+    v->dims[0] = n;
+    v->flags |= RLX_V_WEIGHT;
+    uint8_t *p = rlx_alloc(sizeof(int64_t) * (size_t)n + 1);
+    if (n) memcpy(p, vals, sizeof(int64_t) * (size_t)n);
+    v->data = p;
+    return vid;
+}
+
+static int const_scalar(Reader *r, const char *node, const char *role, int dt, double x) {
+    int vid = rlx_value_add(r->g, unique_value_name(r->g, rlx_fmt("%s.%s", node, role)));
+    RlxValue *v = &r->g->v[vid];
+    v->dtype = (RlxDType)dt;
+    v->rank = 0;
+    v->flags |= RLX_V_WEIGHT;
+    uint8_t *p = rlx_alloc(8);
+    union { float f; double d; uint16_t h; int64_t i; uint64_t u; } u;
+    memset(&u, 0, sizeof u);
+    switch (dt) {
+    case RLX_F32: u.f = (float)x; break;
+    case RLX_F64: u.d = x; break;
+    case RLX_F16: u.h = rlx_f32_to_f16((float)x); break;
+    case RLX_BF16: u.h = rlx_f32_to_bf16((float)x); break;
+    default: {
+        /* old Clip/Pad bounds of an integer tensor: saturate like a cast */
+        double lo = rlx_dtype_is_signed(dt) ? -9.2233720368547758e18 : 0, hi = 9.2233720368547758e18;
+        int64_t i = x != x ? 0 : x <= lo ? (int64_t)lo : x >= hi ? INT64_MAX : (int64_t)x;
+        if (dt == RLX_BOOL) i = i != 0;
+        u.i = i;   /* little-endian: the low bytes are the narrower integer */
+        if (dt == RLX_I8 || dt == RLX_I16 || dt == RLX_I32) {
+            int64_t bound = dt == RLX_I8 ? 127 : dt == RLX_I16 ? 32767 : 2147483647;
+            u.i = i > bound ? bound : i < -bound - 1 ? -bound - 1 : i;
+        } else if (dt == RLX_U8 || dt == RLX_U16 || dt == RLX_U32) {
+            int64_t bound = dt == RLX_U8 ? 255 : dt == RLX_U16 ? 65535 : 4294967295LL;
+            u.i = i > bound ? bound : i;
+        }
+    }
+    }
+    memcpy(p, &u, (size_t)rlx_dtype_size(dt));
+    v->data = p;
+    return vid;
+}
+
+/* ---- value types ---- */
+
+static const char *type_kind_name(int value_case) {
+    switch (value_case) {
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return "a sequence";
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE: return "a map";
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return "an optional";
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE: return "a sparse tensor";
+    default: return "of an unknown kind";
+    }
+}
+
+/* The tensor type of a ValueInfo, or NULL if it declares none; errors for
+ * every non-tensor type. */
+static const Onnx__TypeProto__Tensor *tensor_type(const Reader *r, const Onnx__ValueInfoProto *vi, const char *what) {
+    const Onnx__TypeProto *t = vi->type;
+    if (!t || t->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return NULL;
+    if (t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+        rlx_error("%s: %s is %s, which is not supported (only tensors are)", r->file, what,
+                  type_kind_name(t->value_case));
+    return t->tensor_type;
+}
+
+static int find_dim(const Reader *r, const char *name) {
+    for (int i = 0; i < r->ndims; i++)
+        if (!strcmp(r->dim_names[i], name)) return i;
+    return -1;
+}
+
+/* ---- graph inputs and initializers ---- */
+
+static int is_initializer(const Reader *r, const char *name) {
+    for (size_t i = 0; i < r->gp->n_initializer; i++)
+        if (!strcmp(str(r->gp->initializer[i]->name), name)) return 1;
+    return 0;
+}
+
+static void read_initializers(Reader *r) {
+    const Onnx__GraphProto *gp = r->gp;
+    if (gp->n_sparse_initializer)
+        rlx_error("%s: the graph has sparse initializers, which are not supported", r->file);
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *t = gp->initializer[i];
+        const char *name = str(t->name);
+        if (!*name) rlx_error("%s: initializer %d has no name", r->file, (int)i);
+        check_name(r, name, rlx_fmt("initializer name '%s'", name));
+        if (rlx_value_find(r->g, name) >= 0) rlx_error("%s: initializer '%s' is given twice", r->file, name);
+        read_tensor(r, t, rlx_value_add(r->g, name), rlx_fmt("tensor '%s'", name));
+    }
+}
+
+static void read_inputs(Reader *r) {
+    const Onnx__GraphProto *gp = r->gp;
+    RlxGraph *g = r->g;
+    RlxBuf unbound = {0}, unsized = {0};
+    int nunbound = 0, nunsized = 0;
+    const char **unbound_names = rlx_alloc(sizeof(char *) * (gp->n_input * RLX_MAX_RANK + 1));
+    g->inputs = rlx_alloc(sizeof(int) * (gp->n_input + 1));
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        const char *name = str(vi->name);
+        if (!*name) rlx_error("%s: graph input %d has no name", r->file, (int)i);
+        check_name(r, name, rlx_fmt("input name '%s'", name));
+        const char *what = rlx_fmt("input '%s'", name);
+        const Onnx__TypeProto__Tensor *tt = tensor_type(r, vi, what);
+        if (is_initializer(r, name)) continue;   /* a weight with a default: rlxc compiles it in */
+        if (rlx_value_find(g, name) >= 0) rlx_error("%s: graph input '%s' is listed twice", r->file, name);
+        if (!tt) rlx_error("%s: %s has no type", r->file, what);
+        int vid = rlx_value_add(g, name);
+        RlxValue *v = &g->v[vid];
+        v->dtype = (RlxDType)tensor_dtype(r, tt->has_elem_type ? tt->elem_type : 0, what);
+        if (!tt->shape) rlx_error("%s: %s has no shape (rlxc compiles static shapes only)", r->file, what);
+        if (tt->shape->n_dim > RLX_MAX_RANK)
+            rlx_error("%s: %s: rank %d exceeds the maximum of %d", r->file, what, (int)tt->shape->n_dim, RLX_MAX_RANK);
+        v->rank = (int)tt->shape->n_dim;
+        for (int k = 0; k < v->rank; k++) {
+            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+                if (d->dim_value < 0) rlx_error("%s: %s: negative dimension %lld", r->file, what, (long long)d->dim_value);
+                v->dims[k] = d->dim_value;
+            } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && *str(d->dim_param)) {
+                int b = find_dim(r, d->dim_param);
+                if (b >= 0) {
+                    v->dims[k] = r->dim_values[b];
+                    r->dim_used[b] = 1;
+                    continue;
+                }
+                check_name(r, d->dim_param, rlx_fmt("a dimension name of %s", what));
+                int seen = 0;
+                for (int j = 0; j < nunbound; j++)
+                    if (!strcmp(unbound_names[j], d->dim_param)) seen = 1;
+                if (!seen) {
+                    rlx_buf_printf(&unbound, "%s'%s'", nunbound ? ", " : "", d->dim_param);
+                    unbound_names[nunbound++] = d->dim_param;
+                }
+            } else {
+                rlx_buf_printf(&unsized, "%s%s axis %d", nunsized++ ? ", " : "", what, k);
+            }
+        }
+        fill_dims(r, v, (size_t)v->rank, v->dims, what);   /* the size check */
+        v->flags |= RLX_V_INPUT;
+        g->inputs[g->ninputs++] = vid;
+    }
+    if (nunbound || nunsized)
+        rlx_error("%s: %s%s%s%s%s", r->file, nunbound ? "symbolic dimensions without a value: " : "",
+                  nunbound ? unbound.data : "", nunbound ? " (bind each with --dim NAME=VALUE)" : "",
+                  nunbound && nunsized ? "; " : "",
+                  nunsized ? rlx_fmt("dimensions with neither a size nor a name: %s", unsized.data) : "");
+}
+
+/* ---- nodes ---- */
+
+static void node_err(const Reader *r, int i, const char *msg) {
+    rlx_error("%s: node '%s' (%s): %s", r->file, r->node_names[i], op_label(r->gp->node[i]), msg);
+}
+
+static void add_dropped(Reader *r, const char *name, const char *node) {
+    r->dropped = rlx_realloc(r->dropped, sizeof(char *) * (size_t)r->ndropped, sizeof(char *) * (size_t)(r->ndropped + 1));
+    r->dropped_by = rlx_realloc(r->dropped_by, sizeof(char *) * (size_t)r->ndropped,
+                                sizeof(char *) * (size_t)(r->ndropped + 1));
+    r->dropped[r->ndropped] = name;
+    r->dropped_by[r->ndropped++] = node;
+}
+
+static void check_not_dropped(const Reader *r, const char *name, const char *user) {
+    for (int k = 0; k < r->ndropped; k++)
+        if (!strcmp(r->dropped[k], name))
+            rlx_error("%s: %s uses '%s', the mask output of Dropout node '%s', which is not supported", r->file, user,
+                      name, r->dropped_by[k]);
+}
+
+/* Pass 1: the values node i produces (its rlx node will have id i). */
+static void add_outputs(Reader *r, int i) {
+    const Onnx__NodeProto *np = r->gp->node[i];
+    RlxGraph *g = r->g;
+    int is_dropout = !strcmp(str(np->op_type), "Dropout");
+    int nout = (int)np->n_output;
+    while (nout > 0 && !*np->output[nout - 1]) nout--;
+    if (is_dropout && nout > 1) {
+        add_dropped(r, np->output[1], r->node_names[i]);
+        nout = 1;
+    }
+    r->node_nout[i] = nout;
+    r->node_out[i] = rlx_alloc(sizeof(int) * (size_t)(nout + 1));
+    for (int k = 0; k < nout; k++) {
+        const char *vn = np->output[k];
+        r->node_out[i][k] = -1;
+        if (!*vn) continue;   /* named in pass 1b */
+        check_name(r, vn, rlx_fmt("output name '%s'", vn));
+        int v = rlx_value_find(g, vn);
+        if (v >= 0) {
+            const RlxValue *pv = &g->v[v];
+            if (pv->producer >= 0)
+                node_err(r, i, rlx_fmt("value '%s' is produced twice (also by node '%s')", vn,
+                                       r->node_names[pv->producer]));
+            node_err(r, i, rlx_fmt("output '%s' is already a graph %s", vn,
+                                   pv->flags & RLX_V_INPUT ? "input" : "initializer"));
+        }
+        v = rlx_value_add(g, vn);
+        g->v[v].producer = i;
+        r->node_out[i][k] = v;
+    }
+}
+
+/* Pass 1b: an empty output name before a named one still needs a value. */
+static void name_skipped_outputs(Reader *r, int i) {
+    const Onnx__NodeProto *np = r->gp->node[i];
+    for (int k = 0; k < r->node_nout[i]; k++)
+        if (!*np->output[k]) {
+            int v = rlx_value_add(r->g, unique_value_name(r->g, rlx_fmt("%s.out%d", r->node_names[i], k)));
+            r->g->v[v].producer = i;
+            r->node_out[i][k] = v;
+        }
+}
+
+/* An ONNX attribute as an RlxAttr (TENSOR: a new weight). */
+static void read_attr(Reader *r, int i, int op, const Onnx__AttributeProto *pa, Attr *out) {
+    const char *name = str(pa->name);
+    const char *where = rlx_fmt("attribute '%s'", name);
+    if (!*name) node_err(r, i, "an attribute has no name");
+    check_name(r, name, rlx_fmt("an attribute name of node '%s'", r->node_names[i]));
+    int type = pa->has_type ? (int)pa->type : 0;
+    if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED) {
+        /* IR version 1 had no type field: the field that is set says it */
+        type = pa->has_f ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
+             : pa->has_i ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT
+             : pa->has_s ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING
+             : pa->t ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR
+             : pa->g ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH
+             : pa->n_floats ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS
+             : pa->n_ints ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS
+             : 0;
+        if (!type) node_err(r, i, rlx_fmt("%s has no value", where));
+    }
+    RlxAttr *a = &out->a;
+    memset(out, 0, sizeof *out);
+    a->name = rlx_strdup(name);
+    a->tensor = -1;
+    switch (type) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+        a->kind = RLX_A_FLOAT;
+        a->f = pa->f;
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+        a->kind = RLX_A_INT;
+        a->i = pa->i;
+        if (op == RLX_OP_CAST && !strcmp(name, "to")) {
+            int dt = pa->i >= 0 && pa->i <= 0x7fffffff ? rlx_dtype_from_onnx((int)pa->i) : -1;
+            if (dt < 0)
+                node_err(r, i, rlx_fmt("attribute 'to': ONNX type %s is not supported",
+                                       pa->i >= 0 && pa->i <= 0x7fffffff ? onnx_type_name((int)pa->i)
+                                                                         : rlx_fmt("%lld", (long long)pa->i)));
+            a->kind = RLX_A_DTYPE;
+            a->i = dt;
+        }
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
+        const char *s = rlx_strndup(pa->s.data ? (const char *)pa->s.data : "", pa->s.len);
+        check_name(r, s, rlx_fmt("the value of %s of node '%s'", where, r->node_names[i]));
+        a->kind = RLX_A_STRING;
+        a->s = s;
+        break;
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+        if (pa->n_ints > 0x7fffffff) node_err(r, i, rlx_fmt("%s has too many values", where));
+        a->kind = RLX_A_INTS;
+        a->n = (int)pa->n_ints;
+        a->ints = rlx_alloc(sizeof(int64_t) * (pa->n_ints + 1));
+        if (pa->n_ints) memcpy(a->ints, pa->ints, sizeof(int64_t) * pa->n_ints);
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+        if (pa->n_floats > 0x7fffffff) node_err(r, i, rlx_fmt("%s has too many values", where));
+        a->kind = RLX_A_FLOATS;
+        a->n = (int)pa->n_floats;
+        a->floats = rlx_alloc(sizeof(double) * (pa->n_floats + 1));
+        for (size_t k = 0; k < pa->n_floats; k++) a->floats[k] = pa->floats[k];
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+        if (!pa->t) node_err(r, i, rlx_fmt("%s has no tensor", where));
+        const char *vname = unique_value_name(r->g, rlx_fmt("%s.%s", r->node_names[i], name));
+        int vid = rlx_value_add(r->g, vname);
+        read_tensor(r, pa->t, vid, rlx_fmt("tensor '%s' (attribute '%s' of node '%s')", vname, name, r->node_names[i]));
+        a->kind = RLX_A_TENSOR;
+        a->tensor = vid;
+        break;
+    }
+    default: {
+        static const char *const kinds[] = {"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS",
+                                            "INTS", "STRINGS", "TENSORS", "GRAPHS", "SPARSE_TENSOR",
+                                            "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"};
+        const char *k = type >= 0 && type < (int)(sizeof kinds / sizeof kinds[0]) ? kinds[type] : rlx_fmt("%d", type);
+        node_err(r, i, rlx_fmt("%s of type %s is not supported", where, k));
+    }
+    }
+}
+
+static Attr *find_attr(Attr *at, int n, const char *name) {
+    for (int k = 0; k < n; k++)
+        if (!at[k].taken && !strcmp(at[k].a.name, name)) return &at[k];
+    return NULL;
+}
+
+/* Removes an attribute a rewrite turns into something else; NULL if absent. */
+static RlxAttr *take(Attr *at, int n, const char *name) {
+    Attr *x = find_attr(at, n, name);
+    if (!x) return NULL;
+    x->taken = 1;
+    return &x->a;
+}
+
+static RlxAttr *take_ints(const Reader *r, int i, Attr *at, int n, const char *name, int required) {
+    RlxAttr *a = take(at, n, name);
+    if (!a && required) node_err(r, i, rlx_fmt("missing required attribute '%s'", name));
+    if (a && a->kind != RLX_A_INTS) node_err(r, i, rlx_fmt("attribute '%s' must be of type ints", name));
+    return a;
+}
+
+static double take_float(const Reader *r, int i, Attr *at, int n, const char *name, int *given) {
+    RlxAttr *a = take(at, n, name);
+    *given = a != NULL;
+    if (!a) return 0;
+    if (a->kind == RLX_A_INT) return (double)a->i;
+    if (a->kind != RLX_A_FLOAT) node_err(r, i, rlx_fmt("attribute '%s' must be of type float", name));
+    return a->f;
+}
+
+/* The element type of a value, as far as the importer can tell before
+ * inference: declared types first, then through the producer's first input.
+ * Only old Clip/Pad need it, for bounds of the input's dtype; a wrong guess
+ * is caught by inference (bounds must have the input's dtype). */
+static int guess_dtype(const Reader *r, const char *name, int depth) {
+    const RlxGraph *g = r->g;
+    const Onnx__GraphProto *gp = r->gp;
+    int v = rlx_value_find(g, name);
+    if (v >= 0 && (g->v[v].flags & (RLX_V_INPUT | RLX_V_WEIGHT))) return g->v[v].dtype;
+    const Onnx__ValueInfoProto *const *lists[] = {(const Onnx__ValueInfoProto *const *)gp->value_info,
+                                                  (const Onnx__ValueInfoProto *const *)gp->output};
+    size_t counts[] = {gp->n_value_info, gp->n_output};
+    for (int l = 0; l < 2; l++)
+        for (size_t k = 0; k < counts[l]; k++) {
+            const Onnx__ValueInfoProto *vi = lists[l][k];
+            const Onnx__TypeProto *t = vi->type;
+            if (strcmp(str(vi->name), name) || !t || t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) continue;
+            int dt = t->tensor_type->has_elem_type ? rlx_dtype_from_onnx(t->tensor_type->elem_type) : -1;
+            if (dt >= 0) return dt;
+        }
+    if (v < 0 || g->v[v].producer < 0 || depth > 64) return RLX_F32;
+    const Onnx__NodeProto *np = gp->node[g->v[v].producer];
+    const char *op = str(np->op_type);
+    if (!strcmp(op, "Cast") || !strcmp(op, "Constant")) {
+        for (size_t k = 0; k < np->n_attribute; k++) {
+            const Onnx__AttributeProto *pa = np->attribute[k];
+            const char *an = str(pa->name);
+            if (!strcmp(an, "to") && pa->i >= 0 && pa->i < 64 && rlx_dtype_from_onnx((int)pa->i) >= 0)
+                return rlx_dtype_from_onnx((int)pa->i);
+            if (!strcmp(an, "value") && pa->t && rlx_dtype_from_onnx(pa->t->data_type) >= 0)
+                return rlx_dtype_from_onnx(pa->t->data_type);
+            if (!strcmp(an, "value_int") || !strcmp(an, "value_ints")) return RLX_I64;
+        }
+        return RLX_F32;
+    }
+    if (!strcmp(op, "ArgMax")) return RLX_I64;
+    if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "And") ||
+        !strcmp(op, "Or") || !strcmp(op, "Not"))
+        return RLX_BOOL;
+    int first = !strcmp(op, "Where") ? 1 : 0;
+    if (np->n_input > (size_t)first && *np->input[first]) return guess_dtype(r, np->input[first], depth + 1);
+    return RLX_F32;
+}
+
+static const char *arity_text(int lo, int hi, const char *what) {
+    if (hi < 0) return rlx_fmt("at least %d %s%s", lo, what, lo == 1 ? "" : "s");
+    if (lo == hi) return rlx_fmt("%d %s%s", lo, what, lo == 1 ? "" : "s");
+    return rlx_fmt("%d to %d %ss", lo, hi, what);
+}
+
+/* Pass 2: inputs, the rewrite into canonical form, attributes. */
+static void build_node(Reader *r, int i) {
+    const Onnx__NodeProto *np = r->gp->node[i];
+    RlxGraph *g = r->g;
+    const char *nn = r->node_names[i];
+    int op = node_op(np), opset = r->opset;
+    int is_dropout = !strcmp(str(np->op_type), "Dropout");
+    const char *user = rlx_fmt("node '%s' (%s)", nn, op_label(np));
+
+    int nat = (int)np->n_attribute;
+    Attr *at = rlx_alloc(sizeof(Attr) * (size_t)(nat + 1));
+    for (int k = 0; k < nat; k++) {
+        read_attr(r, i, op, np->attribute[k], &at[k]);
+        for (int j = 0; j < k; j++)
+            if (!strcmp(at[j].a.name, at[k].a.name)) node_err(r, i, rlx_fmt("duplicate attribute '%s'", at[k].a.name));
+    }
+
+    /* inputs: room for the ones rewrites add */
+    int nin = (int)np->n_input, cap = nin + 4;
+    int *in = rlx_alloc(sizeof(int) * (size_t)cap);
+    for (int k = 0; k < nin; k++) {
+        const char *vn = np->input[k];
+        in[k] = -1;
+        if (!*vn) continue;
+        int v = rlx_value_find(g, vn);
+        if (v < 0) {
+            check_not_dropped(r, vn, user);
+            node_err(r, i, rlx_fmt("input '%s' is not defined (not a graph input, an initializer or a node output)",
+                                   vn));
+        }
+        in[k] = v;
+    }
+
+    /* older operator versions -> the canonical form */
+    RlxAttr *a;
+    switch (op) {
+    case RLX_OP_SLICE:
+        if (opset < 10) {
+            RlxAttr *s = take_ints(r, i, at, nat, "starts", 1), *e = take_ints(r, i, at, nat, "ends", 1);
+            RlxAttr *ax = take_ints(r, i, at, nat, "axes", 0);
+            if (nin != 1) node_err(r, i, rlx_fmt("Slice-1 takes 1 input, got %d", nin));
+            in[nin++] = const_i64(r, nn, "starts", s->n, s->ints);
+            in[nin++] = const_i64(r, nn, "ends", e->n, e->ints);
+            if (ax) in[nin++] = const_i64(r, nn, "axes", ax->n, ax->ints);
+        }
+        break;
+    case RLX_OP_CLIP:
+        if (opset < 11) {
+            int has_min, has_max;
+            double lo = take_float(r, i, at, nat, "min", &has_min), hi = take_float(r, i, at, nat, "max", &has_max);
+            if (nin != 1) node_err(r, i, rlx_fmt("Clip-6 takes 1 input, got %d", nin));
+            int dt = in[0] >= 0 ? guess_dtype(r, np->input[0], 0) : RLX_F32;
+            in[nin++] = has_min ? const_scalar(r, nn, "min", dt, lo) : -1;
+            in[nin++] = has_max ? const_scalar(r, nn, "max", dt, hi) : -1;
+        }
+        break;
+    case RLX_OP_SQUEEZE:
+    case RLX_OP_UNSQUEEZE:
+        if (opset < 13) {
+            RlxAttr *ax = take_ints(r, i, at, nat, "axes", op == RLX_OP_UNSQUEEZE);
+            if (nin != 1) node_err(r, i, rlx_fmt("%s-1 and -11 take 1 input, got %d", rlx_ops[op].name, nin));
+            if (ax) in[nin++] = const_i64(r, nn, "axes", ax->n, ax->ints);
+        }
+        break;
+    case RLX_OP_SPLIT:
+        if (opset < 13 && (a = take_ints(r, i, at, nat, "split", 0))) {
+            if (nin != 1) node_err(r, i, rlx_fmt("Split-2 and -11 take 1 input, got %d", nin));
+            in[nin++] = const_i64(r, nn, "split", a->n, a->ints);
+        }
+        break;
+    case RLX_OP_REDUCESUM:
+    case RLX_OP_REDUCEMEAN:
+    case RLX_OP_REDUCEMAX:
+    case RLX_OP_REDUCEMIN:
+        /* axes became an input in opset 13 for ReduceSum, 18 for the rest */
+        if (op != RLX_OP_REDUCESUM || opset < 13) {
+            RlxAttr *ax = take_ints(r, i, at, nat, "axes", 0);
+            if (nin != 1) node_err(r, i, rlx_fmt("takes 1 input in opset %d, got %d", opset, nin));
+            if (ax) in[nin++] = const_i64(r, nn, "axes", ax->n, ax->ints);
+        }
+        break;
+    case RLX_OP_PAD:
+        if (opset < 11) {
+            RlxAttr *p = take_ints(r, i, at, nat, "pads", 1);
+            int has_value;
+            double value = take_float(r, i, at, nat, "value", &has_value);
+            if (nin != 1) node_err(r, i, rlx_fmt("Pad-2 takes 1 input, got %d", nin));
+            in[nin++] = const_i64(r, nn, "pads", p->n, p->ints);
+            if (has_value) in[nin++] = const_scalar(r, nn, "value", in[0] >= 0 ? guess_dtype(r, np->input[0], 0) : RLX_F32, value);
+        }
+        break;
+    case RLX_OP_BATCHNORM:
+        if (opset < 9 && (a = take(at, nat, "spatial")) && !(a->kind == RLX_A_INT && a->i == 1))
+            node_err(r, i, "spatial=0 (per-element statistics) is not supported");
+        break;
+    case RLX_OP_SOFTMAX:
+    case RLX_OP_LOGSOFTMAX:
+        if (opset < 13) {
+            /* before 13: axis defaults to 1 and the input is coerced to 2-D
+             * [prod(dims[:axis]), prod(dims[axis:])] */
+            Attr *ax = find_attr(at, nat, "axis");
+            at = rlx_realloc(at, sizeof(Attr) * (size_t)(nat + 1), sizeof(Attr) * (size_t)(nat + 3));
+            if (!ax) {
+                at[nat].a.name = "axis";
+                at[nat].a.kind = RLX_A_INT;
+                at[nat].a.i = 1;
+                at[nat++].a.tensor = -1;
+            }
+            at[nat].a.name = "legacy_2d";
+            at[nat].a.kind = RLX_A_INT;
+            at[nat].a.i = 1;
+            at[nat++].a.tensor = -1;
+        }
+        break;
+    case RLX_OP_IDENTITY:
+        if (is_dropout) {
+            /* inference: Y = X; ratio and seed do not matter, training does */
+            take(at, nat, "ratio");
+            take(at, nat, "seed");
+            take(at, nat, "is_test");
+            if (nin > 2 && in[2] >= 0) {
+                const RlxValue *tm = &g->v[in[2]];
+                if (!rlx_is_const(g, in[2]) || rlx_value_numel(tm) != 1 || rlx_weight_i64(tm, 0) != 0)
+                    node_err(r, i, "training_mode is not supported (only inference: training_mode absent or false)");
+            }
+            if (nin > 1) nin = 1;
+        }
+        break;
+    default: break;
+    }
+    while (nin > 0 && in[nin - 1] < 0) nin--;
+
+    const RlxOpInfo *info = &rlx_ops[op];
+    int nout = r->node_nout[i];
+    if (nin < info->min_in || (info->max_in >= 0 && nin > info->max_in))
+        node_err(r, i, rlx_fmt("takes %s, got %d", arity_text(info->min_in, info->max_in, "input"), nin));
+    if (nout < info->min_out || (info->max_out >= 0 && nout > info->max_out))
+        node_err(r, i, rlx_fmt("takes %s, got %d", arity_text(info->min_out, info->max_out, "output"), nout));
+    for (int k = 0; k < info->min_in; k++)
+        if (in[k] < 0) node_err(r, i, rlx_fmt("input %d is required and must not be empty", k));
+    int id = rlx_node_add(g, nn, (RlxOp)op, nin, in, nout, r->node_out[i]);
+    RLX_ASSERT(id == i);
+    for (int k = 0; k < nat; k++) {
+        if (at[k].taken) continue;
+        RlxAttr *dst = rlx_attr_add(g, id, at[k].a.name, at[k].a.kind);
+        *dst = at[k].a;
+    }
+    rlx_attr_check(g, id);
+}
+
+/* ---- outputs and the model name ---- */
+
+static void read_outputs(Reader *r) {
+    const Onnx__GraphProto *gp = r->gp;
+    RlxGraph *g = r->g;
+    size_t n = gp->n_output;
+    if (n == 0) rlx_error("%s: the graph has no outputs", r->file);
+    g->outputs = rlx_alloc(sizeof(int) * n);
+    g->output_decl = rlx_alloc(sizeof(RlxDecl) * n);
+    for (size_t i = 0; i < n; i++) {
+        const Onnx__ValueInfoProto *vi = gp->output[i];
+        const char *name = str(vi->name);
+        if (!*name) rlx_error("%s: graph output %d has no name", r->file, (int)i);
+        check_name(r, name, rlx_fmt("output name '%s'", name));
+        const char *what = rlx_fmt("output '%s'", name);
+        const Onnx__TypeProto__Tensor *tt = tensor_type(r, vi, what);
+        int v = rlx_value_find(g, name);
+        if (v < 0) {
+            check_not_dropped(r, name, "the graph's output list");
+            rlx_error("%s: graph output '%s' is not defined (not a graph input, an initializer or a node output)",
+                      r->file, name);
+        }
+        if (g->v[v].flags & RLX_V_OUTPUT) rlx_error("%s: graph output '%s' is listed twice", r->file, name);
+        RlxDecl *d = &g->output_decl[g->noutputs];
+        d->dtype = -1;
+        d->rank = -1;
+        if (tt && tt->has_elem_type && tt->elem_type != 0) d->dtype = tensor_dtype(r, tt->elem_type, what);
+        /* a declared shape is checked after inference when every dim is known */
+        if (tt && tt->shape && tt->shape->n_dim <= RLX_MAX_RANK) {
+            int known = 1;
+            for (size_t k = 0; k < tt->shape->n_dim; k++) {
+                const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[k];
+                if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value >= 0) {
+                    d->dims[k] = dim->dim_value;
+                } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                           find_dim(r, str(dim->dim_param)) >= 0) {
+                    int b = find_dim(r, dim->dim_param);
+                    d->dims[k] = r->dim_values[b];
+                    r->dim_used[b] = 1;
+                } else {
+                    known = 0;
+                }
+            }
+            if (known) d->rank = (int)tt->shape->n_dim;
+        }
+        g->v[v].flags |= RLX_V_OUTPUT;
+        g->outputs[g->noutputs++] = v;
+    }
+}
+
+/* The graph's name as a C identifier (the driver's -n overrides it). */
+static const char *model_name(const char *graph_name) {
+    char *s = rlx_strdup(graph_name);
+    for (char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')) *p = '_';
+    if (!*s) return "model";
+    if (*s >= '0' && *s <= '9') return rlx_fmt("m_%s", s);
+    return s;
+}
+
+static void build_graph(Reader *r, const Onnx__ModelProto *m) {
+    if (!m->graph) rlx_error("%s: not a valid ONNX model (it has no graph)", r->file);
+    r->gp = m->graph;
+    r->opset = read_opset(r, m);
+    const Onnx__GraphProto *gp = r->gp;
+    RlxGraph *g = r->g;
+    g->name = model_name(str(gp->name));
+    for (size_t i = 0; i < gp->n_value_info; i++)
+        tensor_type(r, gp->value_info[i], rlx_fmt("value '%s'", str(gp->value_info[i]->name)));
+    if (gp->n_node > 0x3fffffff) rlx_error("%s: too many nodes", r->file);
+    int n = (int)gp->n_node;
+    name_nodes(r);
+    check_ops(r);
+    read_initializers(r);
+    read_inputs(r);
+    r->node_nout = rlx_alloc(sizeof(int) * (size_t)(n + 1));
+    r->node_out = rlx_alloc(sizeof(int *) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) add_outputs(r, i);
+    for (int i = 0; i < n; i++) name_skipped_outputs(r, i);
+    for (int i = 0; i < n; i++) build_node(r, i);
+    read_outputs(r);
+    for (int i = 0; i < r->ndims; i++)
+        if (!r->dim_used[i])
+            rlx_error("%s: --dim %s: the model has no symbolic dimension of that name", r->file, r->dim_names[i]);
+}
+
+RlxGraph *rlx_read_onnx(const char *path, int ndims, const char *const *dim_names, const int64_t *dim_values) {
+    size_t len;
+    const uint8_t *buf = rlx_read_file(path, &len);
+    if (len == 0) rlx_error("%s: empty file (not an ONNX model)", path);
+    int scan = scan_message(buf, buf + len, &onnx__model_proto__descriptor, 0);
+    if (scan == SCAN_DEEP)
+        rlx_error("%s: not a valid ONNX model (messages nested more than %d levels deep)", path, MAX_NESTING);
+    Onnx__ModelProto *m = scan == SCAN_OK ? onnx__model_proto__unpack(NULL, len, buf) : NULL;
+    if (!m) rlx_error("%s: not a valid ONNX model (protobuf parse failed)", path);
+
+    Reader r;
+    memset(&r, 0, sizeof r);
+    r.file = path;
+    r.g = rlx_graph_new(path);
+    r.ndims = ndims;
+    r.dim_names = dim_names;
+    r.dim_values = dim_values;
+    r.dim_used = rlx_alloc((size_t)ndims + 1);
+
+    /* Free the message on every error: catch, free, re-raise to the caller. */
+    jmp_buf jb;
+    jmp_buf *outer = rlx_diag.jmp;
+    if (rlx_try(jb)) {
+        char msg[sizeof rlx_diag.msg];
+        rlx_diag.jmp = outer;
+        onnx__model_proto__free_unpacked(m, NULL);
+        memcpy(msg, rlx_diag.msg, sizeof msg);
+        rlx_error("%s", msg);
+    }
+    build_graph(&r, m);
+    rlx_diag.jmp = outer;
+    onnx__model_proto__free_unpacked(m, NULL);
+    return r.g;
+}
