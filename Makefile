@@ -16,8 +16,8 @@ CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 
 LIB_SRCS = $(sort $(wildcard lib/*.c lib/frontend/*.c lib/passes/*.c lib/codegen_c/*.c))
-RT_SRCS  = runtime_min/rlx_rt.c runtime_min/rlx_kernels.c
-RT_ALL   = $(RT_SRCS) runtime_min/rlx_npy.c
+# the runtime: every .c file of runtime_min/ (generated code links them all)
+RT_ALL   = $(sort $(wildcard runtime_min/*.c))
 HDRS     = $(wildcard lib/*.h lib/*.def lib/*/*.h runtime_min/*.h runtime_min/*.def)
 
 LIB_OBJS = $(LIB_SRCS:%.c=$(B)/obj/%.o) $(RT_ALL:%.c=$(B)/obj/%.o)

@@ -7,6 +7,7 @@
  * failed compile leaves nothing behind. A user error anywhere longjmps back
  * here (rlx_try), prints its one line and exits 1.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -197,18 +198,39 @@ static int split_words(const char *s, char **argv, int max) {
     return n;
 }
 
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The runtime's .c files, sorted, so the command is the same every time. */
+static int runtime_sources(const char *rt, char **out, int max) {
+    DIR *d = opendir(rt);
+    if (!d) rlx_error("rlxc: cannot read the runtime directory %s: %s", rt, strerror(errno));
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        size_t len = strlen(e->d_name);
+        if (len > 2 && !strcmp(e->d_name + len - 2, ".c")) out[n++] = rlx_fmt("%s/%s", rt, e->d_name);
+    }
+    closedir(d);
+    qsort(out, (size_t)n, sizeof(char *), cmp_str);
+    return n;
+}
+
 static void build_executable(const char *base, const char *exe) {
     const char *rt = runtime_dir();
     const char *cc = getenv("CC"), *cflags = getenv("CFLAGS");
     if (!cc || !*cc) cc = "cc";
     if (!cflags) cflags = "-O2";
-    char *argv[128];
+    char *argv[160];
     int n = split_words(cc, argv, 16);
     n += split_words(cflags, argv + n, 64);
     const char *tmp = rlx_fmt("%s.tmp%ld", exe, (long)getpid());
-    const char *rest[] = {"-I", rt, rlx_fmt("%s.c", base), rlx_fmt("%s/rlx_rt.c", rt), rlx_fmt("%s/rlx_kernels.c", rt),
-                          rlx_fmt("%s/rlx_npy.c", rt), rlx_fmt("%s/rlx_main.c", rt), "-o", tmp, "-lm"};
-    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) argv[n++] = (char *)rest[i];
+    argv[n++] = "-I";
+    argv[n++] = (char *)rt;
+    argv[n++] = rlx_fmt("%s.c", base);
+    n += runtime_sources(rt, argv + n, 40);
+    argv[n++] = "-o";
+    argv[n++] = (char *)tmp;
+    argv[n++] = "-lm";
     argv[n] = NULL;
     tmp_paths[ntmp++] = tmp;
     int st = run_command(argv);

@@ -23,51 +23,47 @@
 #include <string.h>
 
 #include "rlx.h"
+#include "passes.h"
 
-typedef struct {
-    RlxDType dtype;
-    int rank;
-    int64_t dims[RLX_MAX_RANK];
-} Shape;
 
 /* ---- small helpers ---- */
 
 static const RlxNode *node_of(const RlxGraph *g, int node) { return &g->n[node]; }
 
-static int has_input(const RlxGraph *g, int node, int k) {
+int rlx_has_input(const RlxGraph *g, int node, int k) {
     const RlxNode *n = node_of(g, node);
     return k < n->nin && n->in[k] >= 0;
 }
 
-static const RlxValue *input(const RlxGraph *g, int node, int k) {
+const RlxValue *rlx_input(const RlxGraph *g, int node, int k) {
     const RlxNode *n = node_of(g, node);
     RLX_ASSERT(k < n->nin && n->in[k] >= 0);
     return &g->v[n->in[k]];
 }
 
-static const char *dims_str(int rank, const int64_t *dims) {
+const char *rlx_dims_str(int rank, const int64_t *dims) {
     RlxValue v;
     v.rank = rank;
     memcpy(v.dims, dims, sizeof(int64_t) * (size_t)rank);
     return rlx_shape_str(&v);
 }
 
-static int64_t add_checked(const RlxGraph *g, int node, int64_t a, int64_t b) {
+int64_t rlx_add_checked(const RlxGraph *g, int node, int64_t a, int64_t b) {
     if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
         rlx_node_error(g, node, "size arithmetic overflows 64 bits");
     return a + b;
 }
 
 /* Both factors are >= 0. */
-static int64_t mul_checked(const RlxGraph *g, int node, int64_t a, int64_t b) {
+int64_t rlx_mul_checked(const RlxGraph *g, int node, int64_t a, int64_t b) {
     RLX_ASSERT(a >= 0 && b >= 0);
     if (b && a > INT64_MAX / b) rlx_node_error(g, node, "size arithmetic overflows 64 bits");
     return a * b;
 }
 
-static int64_t prod(const RlxGraph *g, int node, const int64_t *dims, int from, int to) {
+int64_t rlx_prod_checked(const RlxGraph *g, int node, const int64_t *dims, int from, int to) {
     int64_t p = 1;
-    for (int i = from; i < to; i++) p = mul_checked(g, node, p, dims[i]);
+    for (int i = from; i < to; i++) p = rlx_mul_checked(g, node, p, dims[i]);
     return p;
 }
 
@@ -75,9 +71,8 @@ static int64_t prod(const RlxGraph *g, int node, const int64_t *dims, int from, 
 
 static int is_numeric(RlxDType dt) { return rlx_dtype_is_float(dt) || rlx_dtype_is_int(dt); }
 
-enum { T_ANY, T_NUMERIC, T_FLOAT, T_SIGNED, T_BOOL, T_INDEX };
 
-static int dtype_in_class(RlxDType dt, int cls) {
+int rlx_dtype_in_class(RlxDType dt, int cls) {
     switch (cls) {
     case T_NUMERIC: return is_numeric(dt);
     case T_FLOAT: return rlx_dtype_is_float(dt);
@@ -91,22 +86,22 @@ static int dtype_in_class(RlxDType dt, int cls) {
 static const char *const class_names[] = {"any", "a numeric type", "a float type", "a signed type", "bool",
                                           "i32 or i64"};
 
-static void want_dtype(const RlxGraph *g, int node, int k, int cls) {
-    const RlxValue *v = input(g, node, k);
-    if (!dtype_in_class(v->dtype, cls))
+void rlx_want_dtype(const RlxGraph *g, int node, int k, int cls) {
+    const RlxValue *v = rlx_input(g, node, k);
+    if (!rlx_dtype_in_class(v->dtype, cls))
         rlx_node_error(g, node, "input '%s' has dtype %s, but %s needs %s", v->name, rlx_dtype_name(v->dtype),
                        rlx_ops[node_of(g, node)->op].name, class_names[cls]);
 }
 
-static void want_same_dtype(const RlxGraph *g, int node, int a, int b) {
-    const RlxValue *va = input(g, node, a), *vb = input(g, node, b);
+void rlx_want_same_dtype(const RlxGraph *g, int node, int a, int b) {
+    const RlxValue *va = rlx_input(g, node, a), *vb = rlx_input(g, node, b);
     if (va->dtype != vb->dtype)
         rlx_node_error(g, node, "inputs '%s' and '%s' have different dtypes (%s and %s)", va->name, vb->name,
                        rlx_dtype_name(va->dtype), rlx_dtype_name(vb->dtype));
 }
 
-static void want_rank(const RlxGraph *g, int node, int k, int min, int max) {
-    const RlxValue *v = input(g, node, k);
+void rlx_want_rank(const RlxGraph *g, int node, int k, int min, int max) {
+    const RlxValue *v = rlx_input(g, node, k);
     if (v->rank < min || v->rank > max) {
         if (min == max)
             rlx_node_error(g, node, "input '%s' must have rank %d, not %d (shape %s)", v->name, min, v->rank,
@@ -125,7 +120,7 @@ int rlx_norm_axis(const RlxGraph *g, int node, int64_t axis, int rank) {
 }
 
 /* An ints attribute of exactly `count` entries, each >= min; absent -> dflt. */
-static void ints_attr(const RlxGraph *g, int node, const char *name, int count, int64_t min, int64_t dflt,
+void rlx_ints_attr(const RlxGraph *g, int node, const char *name, int count, int64_t min, int64_t dflt,
                       int64_t *out) {
     const RlxAttr *a = rlx_attr_get(node_of(g, node), name);
     for (int i = 0; i < count; i++) out[i] = dflt;
@@ -140,15 +135,15 @@ static void ints_attr(const RlxGraph *g, int node, const char *name, int count, 
     }
 }
 
-static void want_const(const RlxGraph *g, int node, int k, const char *role) {
+void rlx_want_const(const RlxGraph *g, int node, int k, const char *role) {
     if (!rlx_is_const(g, node_of(g, node)->in[k]))
-        rlx_node_error(g, node, "input '%s' (value '%s') must be a constant (weight)", role, input(g, node, k)->name);
+        rlx_node_error(g, node, "input '%s' (value '%s') must be a constant (weight)", role, rlx_input(g, node, k)->name);
 }
 
 /* A constant 1-D integer input, read into an arena array of *count entries. */
-static int64_t *const_ints(const RlxGraph *g, int node, int k, const char *role, int *count) {
-    want_const(g, node, k, role);
-    const RlxValue *v = input(g, node, k);
+int64_t *rlx_const_ints(const RlxGraph *g, int node, int k, const char *role, int *count) {
+    rlx_want_const(g, node, k, role);
+    const RlxValue *v = rlx_input(g, node, k);
     if (!rlx_dtype_is_int(v->dtype) || v->rank != 1)
         rlx_node_error(g, node, "input '%s' (value '%s') must be a 1-D integer tensor, not %s %s", role, v->name,
                        rlx_dtype_name(v->dtype), rlx_shape_str(v));
@@ -161,7 +156,7 @@ static int64_t *const_ints(const RlxGraph *g, int node, int k, const char *role,
 }
 
 /* Constant axes, normalized, with duplicates rejected; mask[axis] = 1. */
-static void axes_mask(const RlxGraph *g, int node, const int64_t *axes, int n, int rank, int *mask) {
+void rlx_axes_mask(const RlxGraph *g, int node, const int64_t *axes, int n, int rank, int *mask) {
     for (int i = 0; i < rank; i++) mask[i] = 0;
     for (int i = 0; i < n; i++) {
         int a = rlx_norm_axis(g, node, axes[i], rank);
@@ -179,16 +174,16 @@ static void axes_mask(const RlxGraph *g, int node, const int64_t *axes, int n, i
 void rlx_conv_geometry(const RlxGraph *g, int node, int64_t k[2], int64_t s[2], int64_t d[2], int64_t pads[4],
                        int64_t out_hw[2]) {
     const RlxNode *n = node_of(g, node);
-    const RlxValue *x = input(g, node, 0);
+    const RlxValue *x = rlx_input(g, node, 0);
     int is_conv = n->op == RLX_OP_CONV;
     if (x->rank != 4)
         rlx_node_error(g, node, "only 2-D (rank-4 NCHW) inputs are supported, not rank %d (shape %s)", x->rank,
                        rlx_shape_str(x));
     const RlxAttr *ks = rlx_attr_get(n, "kernel_shape");
     if (ks) {
-        ints_attr(g, node, "kernel_shape", 2, 1, 1, k);
+        rlx_ints_attr(g, node, "kernel_shape", 2, 1, 1, k);
     } else if (is_conv) {
-        const RlxValue *w = input(g, node, 1);
+        const RlxValue *w = rlx_input(g, node, 1);
         if (w->rank != 4) rlx_node_error(g, node, "weights '%s' must have rank 4 (OIHW), not %d", w->name, w->rank);
         k[0] = w->dims[2];
         k[1] = w->dims[3];
@@ -196,16 +191,16 @@ void rlx_conv_geometry(const RlxGraph *g, int node, int64_t k[2], int64_t s[2], 
         rlx_node_error(g, node, "missing required attribute 'kernel_shape'");
     }
     if (is_conv) {
-        const RlxValue *w = input(g, node, 1);
+        const RlxValue *w = rlx_input(g, node, 1);
         if (w->rank != 4) rlx_node_error(g, node, "weights '%s' must have rank 4 (OIHW), not %d", w->name, w->rank);
         if (w->dims[2] != k[0] || w->dims[3] != k[1])
-            rlx_node_error(g, node, "kernel_shape %s disagrees with the weights' %s", dims_str(2, k),
-                           dims_str(2, w->dims + 2));
-        if (k[0] < 1 || k[1] < 1) rlx_node_error(g, node, "empty kernel %s", dims_str(2, k));
+            rlx_node_error(g, node, "kernel_shape %s disagrees with the weights' %s", rlx_dims_str(2, k),
+                           rlx_dims_str(2, w->dims + 2));
+        if (k[0] < 1 || k[1] < 1) rlx_node_error(g, node, "empty kernel %s", rlx_dims_str(2, k));
     }
-    ints_attr(g, node, "strides", 2, 1, 1, s);
-    ints_attr(g, node, "dilations", 2, 1, 1, d);
-    ints_attr(g, node, "pads", 4, 0, 0, pads);
+    rlx_ints_attr(g, node, "strides", 2, 1, 1, s);
+    rlx_ints_attr(g, node, "dilations", 2, 1, 1, d);
+    rlx_ints_attr(g, node, "pads", 4, 0, 0, pads);
     const char *auto_pad = rlx_attr_s(n, "auto_pad", "NOTSET");
     int mode = !strcmp(auto_pad, "NOTSET") || !*auto_pad ? 0
                : !strcmp(auto_pad, "VALID")               ? 1
@@ -217,23 +212,23 @@ void rlx_conv_geometry(const RlxGraph *g, int node, int64_t k[2], int64_t s[2], 
     static const char *const axis_names[2] = {"height", "width"};
     for (int a = 0; a < 2; a++) {
         int64_t in = x->dims[2 + a];
-        int64_t dk = add_checked(g, node, mul_checked(g, node, k[a] - 1, d[a]), 1);
+        int64_t dk = rlx_add_checked(g, node, rlx_mul_checked(g, node, k[a] - 1, d[a]), 1);
         int64_t out;
         if (mode == 0) {
-            int64_t total = add_checked(g, node, add_checked(g, node, in, pads[a]), pads[a + 2]);
+            int64_t total = rlx_add_checked(g, node, rlx_add_checked(g, node, in, pads[a]), pads[a + 2]);
             if (total < dk) {
                 out = 0;
             } else {
                 int64_t span = total - dk;
                 out = span / s[a] + (ceil_mode && span % s[a] ? 1 : 0) + 1;
-                if (ceil_mode && mul_checked(g, node, out - 1, s[a]) >= in + pads[a]) out--;
+                if (ceil_mode && rlx_mul_checked(g, node, out - 1, s[a]) >= in + pads[a]) out--;
             }
         } else if (mode == 1) {
             pads[a] = pads[a + 2] = 0;
             out = in >= dk ? (in - dk) / s[a] + 1 : 0;
         } else {
             out = in / s[a] + (in % s[a] ? 1 : 0);
-            int64_t need = out ? add_checked(g, node, mul_checked(g, node, out - 1, s[a]), dk) - in : 0;
+            int64_t need = out ? rlx_add_checked(g, node, rlx_mul_checked(g, node, out - 1, s[a]), dk) - in : 0;
             if (need < 0) need = 0;
             int64_t small = need / 2, large = need - small;
             pads[a] = mode == 2 ? small : large;
@@ -250,19 +245,19 @@ void rlx_conv_geometry(const RlxGraph *g, int node, int64_t k[2], int64_t s[2], 
 }
 
 void rlx_slice_params(const RlxGraph *g, int node, int64_t starts[], int64_t steps[], int64_t out_dims[]) {
-    const RlxValue *x = input(g, node, 0);
+    const RlxValue *x = rlx_input(g, node, 0);
     int r = x->rank, ns, ne, na, nst;
     if (r < 1) rlx_node_error(g, node, "cannot slice a scalar");
-    int64_t *st = const_ints(g, node, 1, "starts", &ns);
-    int64_t *en = const_ints(g, node, 2, "ends", &ne);
+    int64_t *st = rlx_const_ints(g, node, 1, "starts", &ns);
+    int64_t *en = rlx_const_ints(g, node, 2, "ends", &ne);
     if (ns != ne) rlx_node_error(g, node, "starts has %d entries but ends has %d", ns, ne);
     int64_t *axes = NULL, *sp = NULL;
-    if (has_input(g, node, 3)) {
-        axes = const_ints(g, node, 3, "axes", &na);
+    if (rlx_has_input(g, node, 3)) {
+        axes = rlx_const_ints(g, node, 3, "axes", &na);
         if (na != ns) rlx_node_error(g, node, "axes has %d entries but starts has %d", na, ns);
     }
-    if (has_input(g, node, 4)) {
-        sp = const_ints(g, node, 4, "steps", &nst);
+    if (rlx_has_input(g, node, 4)) {
+        sp = rlx_const_ints(g, node, 4, "steps", &nst);
         if (nst != ns) rlx_node_error(g, node, "steps has %d entries but starts has %d", nst, ns);
     }
     if (ns > r) rlx_node_error(g, node, "%d slice axes for an input of rank %d", ns, r);
@@ -303,23 +298,23 @@ int rlx_reduce_axes(const RlxGraph *g, int node, int rank, int mask[]) {
     const RlxNode *n = node_of(g, node);
     int na = 0;
     int64_t *axes = NULL;
-    if (has_input(g, node, 1)) axes = const_ints(g, node, 1, "axes", &na);
+    if (rlx_has_input(g, node, 1)) axes = rlx_const_ints(g, node, 1, "axes", &na);
     if (na == 0) {
         int noop = rlx_attr_i(n, "noop_with_empty_axes", 0) != 0;
         for (int i = 0; i < rank; i++) mask[i] = !noop;
         return !noop;
     }
-    axes_mask(g, node, axes, na, rank, mask);
+    rlx_axes_mask(g, node, axes, na, rank, mask);
     return 1;
 }
 
 /* ---- per-op inference ---- */
 
-static void broadcast(const RlxGraph *g, int node, int first, int count, Shape *out) {
+void rlx_broadcast(const RlxGraph *g, int node, int first, int count, RlxShape *out) {
     out->rank = 0;
     const char *acc = NULL;
     for (int k = first; k < first + count; k++) {
-        const RlxValue *v = input(g, node, k);
+        const RlxValue *v = rlx_input(g, node, k);
         int r = v->rank > out->rank ? v->rank : out->rank;
         int64_t dims[RLX_MAX_RANK];
         for (int i = 0; i < r; i++) {
@@ -331,12 +326,12 @@ static void broadcast(const RlxGraph *g, int node, int first, int count, Shape *
         }
         out->rank = r;
         memcpy(out->dims, dims, sizeof(int64_t) * (size_t)r);
-        acc = dims_str(out->rank, out->dims);
+        acc = rlx_dims_str(out->rank, out->dims);
     }
 }
 
 /* Elementwise ops: all inputs in `cls`, those listed as same-typed equal. */
-static void infer_elementwise(const RlxGraph *g, int node, Shape *out) {
+static void infer_elementwise(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
     int cls = T_NUMERIC, same = 1, result = -1;
     switch (n->op) {
@@ -352,39 +347,39 @@ static void infer_elementwise(const RlxGraph *g, int node, Shape *out) {
     default: break;
     }
     for (int k = 0; k < n->nin; k++) {
-        want_dtype(g, node, k, cls);
-        if (same && k > 0) want_same_dtype(g, node, 0, k);
+        rlx_want_dtype(g, node, k, cls);
+        if (same && k > 0) rlx_want_same_dtype(g, node, 0, k);
     }
-    broadcast(g, node, 0, n->nin, out);
-    out->dtype = result >= 0 ? (RlxDType)result : input(g, node, 0)->dtype;
+    rlx_broadcast(g, node, 0, n->nin, out);
+    out->dtype = result >= 0 ? (RlxDType)result : rlx_input(g, node, 0)->dtype;
 }
 
 /* rlx.Region (fuse.c, or read back from a dump): inputs broadcast; the
  * dtype is the last step's. */
-static void infer_region(const RlxGraph *g, int node, Shape *out) {
+static void infer_region(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
     RlxEltStep *steps;
     int ns = rlx_region_parse(g, node, &steps);
     for (int k = 0; k < n->nin; k++)
-        if (!has_input(g, node, k)) rlx_node_error(g, node, "region inputs cannot be absent");
-    broadcast(g, node, 0, n->nin, out);
+        if (!rlx_has_input(g, node, k)) rlx_node_error(g, node, "region inputs cannot be absent");
+    rlx_broadcast(g, node, 0, n->nin, out);
     out->dtype = steps[ns - 1].dtype;
 }
 
-static void infer_where(const RlxGraph *g, int node, Shape *out) {
-    want_dtype(g, node, 0, T_BOOL);
-    want_same_dtype(g, node, 1, 2);
-    broadcast(g, node, 0, 3, out);
-    out->dtype = input(g, node, 1)->dtype;
+static void infer_where(const RlxGraph *g, int node, RlxShape *out) {
+    rlx_want_dtype(g, node, 0, T_BOOL);
+    rlx_want_same_dtype(g, node, 1, 2);
+    rlx_broadcast(g, node, 0, 3, out);
+    out->dtype = rlx_input(g, node, 1)->dtype;
 }
 
-static void infer_clip(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
-    want_dtype(g, node, 0, T_NUMERIC);
+static void infer_clip(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
+    rlx_want_dtype(g, node, 0, T_NUMERIC);
     for (int k = 1; k < 3; k++) {
-        if (!has_input(g, node, k)) continue;
-        const RlxValue *b = input(g, node, k);
-        want_same_dtype(g, node, 0, k);
+        if (!rlx_has_input(g, node, k)) continue;
+        const RlxValue *b = rlx_input(g, node, k);
+        rlx_want_same_dtype(g, node, 0, k);
         if (b->rank > 1 || (b->rank == 1 && b->dims[0] != 1))
             rlx_node_error(g, node, "%s bound '%s' must be a scalar, not %s", k == 1 ? "min" : "max", b->name,
                            rlx_shape_str(b));
@@ -394,8 +389,8 @@ static void infer_clip(const RlxGraph *g, int node, Shape *out) {
     memcpy(out->dims, x->dims, sizeof out->dims);
 }
 
-static void infer_cast(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
+static void infer_cast(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
     const RlxAttr *to = rlx_attr_get(node_of(g, node), "to");
     if (!to) rlx_node_error(g, node, "missing required attribute 'to'");
     if (to->kind != RLX_A_DTYPE || to->i < 0 || to->i >= RLX_NDTYPES)
@@ -405,10 +400,10 @@ static void infer_cast(const RlxGraph *g, int node, Shape *out) {
     memcpy(out->dims, x->dims, sizeof out->dims);
 }
 
-static void infer_matmul(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *a = input(g, node, 0), *b = input(g, node, 1);
-    want_dtype(g, node, 0, T_NUMERIC);
-    want_same_dtype(g, node, 0, 1);
+static void infer_matmul(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *a = rlx_input(g, node, 0), *b = rlx_input(g, node, 1);
+    rlx_want_dtype(g, node, 0, T_NUMERIC);
+    rlx_want_same_dtype(g, node, 0, 1);
     if (a->rank < 1 || b->rank < 1) rlx_node_error(g, node, "MatMul operands must have rank >= 1");
     /* 1-D operands are promoted ([k] -> [1,k] and [k] -> [k,1]), the added axis dropped afterwards */
     int64_t ka = a->dims[a->rank - 1], kb = b->rank >= 2 ? b->dims[b->rank - 2] : b->dims[0];
@@ -431,13 +426,13 @@ static void infer_matmul(const RlxGraph *g, int node, Shape *out) {
     out->dtype = a->dtype;
 }
 
-static void infer_gemm(const RlxGraph *g, int node, Shape *out) {
+static void infer_gemm(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
-    const RlxValue *a = input(g, node, 0), *b = input(g, node, 1);
-    want_dtype(g, node, 0, T_NUMERIC);
-    want_same_dtype(g, node, 0, 1);
-    want_rank(g, node, 0, 2, 2);
-    want_rank(g, node, 1, 2, 2);
+    const RlxValue *a = rlx_input(g, node, 0), *b = rlx_input(g, node, 1);
+    rlx_want_dtype(g, node, 0, T_NUMERIC);
+    rlx_want_same_dtype(g, node, 0, 1);
+    rlx_want_rank(g, node, 0, 2, 2);
+    rlx_want_rank(g, node, 1, 2, 2);
     int ta = rlx_attr_i(n, "transA", 0) != 0, tb = rlx_attr_i(n, "transB", 0) != 0;
     int64_t m = a->dims[ta], ka = a->dims[1 - ta], kb = b->dims[tb], nn = b->dims[1 - tb];
     if (ka != kb)
@@ -447,9 +442,9 @@ static void infer_gemm(const RlxGraph *g, int node, Shape *out) {
     out->rank = 2;
     out->dims[0] = m;
     out->dims[1] = nn;
-    if (has_input(g, node, 2)) {
-        const RlxValue *c = input(g, node, 2);
-        want_same_dtype(g, node, 0, 2);
+    if (rlx_has_input(g, node, 2)) {
+        const RlxValue *c = rlx_input(g, node, 2);
+        rlx_want_same_dtype(g, node, 0, 2);
         if (c->rank > 2) rlx_node_error(g, node, "C must have rank <= 2, not %d", c->rank);
         for (int i = 0; i < c->rank; i++) {
             int64_t want = out->dims[2 - c->rank + i];
@@ -460,16 +455,16 @@ static void infer_gemm(const RlxGraph *g, int node, Shape *out) {
     }
 }
 
-static void infer_window(const RlxGraph *g, int node, Shape *out) {
+static void infer_window(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
-    const RlxValue *x = input(g, node, 0);
-    want_dtype(g, node, 0, T_NUMERIC);
+    const RlxValue *x = rlx_input(g, node, 0);
+    rlx_want_dtype(g, node, 0, T_NUMERIC);
     int64_t k[2], s[2], d[2], pads[4], ohw[2];
     rlx_conv_geometry(g, node, k, s, d, pads, ohw); /* checks rank 4 */
     int64_t channels = x->dims[1];
     if (n->op == RLX_OP_CONV) {
-        const RlxValue *w = input(g, node, 1);
-        want_same_dtype(g, node, 0, 1);
+        const RlxValue *w = rlx_input(g, node, 1);
+        rlx_want_same_dtype(g, node, 0, 1);
         int64_t group = rlx_attr_i(n, "group", 1);
         if (group < 1) rlx_node_error(g, node, "group must be >= 1, not %lld", (long long)group);
         if (x->dims[1] % group || w->dims[0] % group)
@@ -479,9 +474,9 @@ static void infer_window(const RlxGraph *g, int node, Shape *out) {
             rlx_node_error(g, node, "weights %s expect %lld input channels per group, the input has %lld / %lld",
                            rlx_shape_str(w), (long long)w->dims[1], (long long)x->dims[1], (long long)group);
         channels = w->dims[0];
-        if (has_input(g, node, 2)) {
-            const RlxValue *bias = input(g, node, 2);
-            want_same_dtype(g, node, 0, 2);
+        if (rlx_has_input(g, node, 2)) {
+            const RlxValue *bias = rlx_input(g, node, 2);
+            rlx_want_same_dtype(g, node, 0, 2);
             if (bias->rank != 1 || bias->dims[0] != channels)
                 rlx_node_error(g, node, "bias %s must have shape [%lld]", rlx_shape_str(bias), (long long)channels);
         }
@@ -497,16 +492,16 @@ static void infer_window(const RlxGraph *g, int node, Shape *out) {
     out->dims[3] = ohw[1];
 }
 
-static void infer_batchnorm(const RlxGraph *g, int node, Shape *out) {
+static void infer_batchnorm(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
-    const RlxValue *x = input(g, node, 0);
+    const RlxValue *x = rlx_input(g, node, 0);
     if (rlx_attr_i(n, "training_mode", 0) != 0) rlx_node_error(g, node, "training_mode is not supported");
     if (x->rank < 2) rlx_node_error(g, node, "input must have rank >= 2 (N, C, ...), not %d", x->rank);
     static const char *const roles[5] = {"X", "scale", "B", "input_mean", "input_var"};
     for (int k = 0; k < 5; k++) {
-        want_dtype(g, node, k, T_FLOAT);
+        rlx_want_dtype(g, node, k, T_FLOAT);
         if (k == 0) continue;
-        const RlxValue *p = input(g, node, k);
+        const RlxValue *p = rlx_input(g, node, k);
         if (p->rank != 1 || p->dims[0] != x->dims[1])
             rlx_node_error(g, node, "%s '%s' must have shape [%lld], not %s", roles[k], p->name, (long long)x->dims[1],
                            rlx_shape_str(p));
@@ -517,16 +512,16 @@ static void infer_batchnorm(const RlxGraph *g, int node, Shape *out) {
 }
 
 /* LayerNormalization: Y, and optionally Mean and InvStdDev (X's leading axes, 1 for the normalized ones). */
-static void infer_layernorm(const RlxGraph *g, int node, Shape *out) {
+static void infer_layernorm(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
-    const RlxValue *x = input(g, node, 0);
-    want_dtype(g, node, 0, T_FLOAT);
+    const RlxValue *x = rlx_input(g, node, 0);
+    rlx_want_dtype(g, node, 0, T_FLOAT);
     if (x->rank < 1) rlx_node_error(g, node, "input must have rank >= 1");
     int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", -1), x->rank);
     for (int k = 1; k < 3; k++) {
-        if (!has_input(g, node, k)) continue;
-        want_same_dtype(g, node, 0, k);
-        const RlxValue *p = input(g, node, k);
+        if (!rlx_has_input(g, node, k)) continue;
+        rlx_want_same_dtype(g, node, 0, k);
+        const RlxValue *p = rlx_input(g, node, k);
         int tail = x->rank - axis;
         int ok = p->rank <= tail;
         for (int i = 0; ok && i < p->rank; i++) {
@@ -535,7 +530,7 @@ static void infer_layernorm(const RlxGraph *g, int node, Shape *out) {
         }
         if (!ok)
             rlx_node_error(g, node, "%s '%s' %s cannot be broadcast to the normalized shape %s",
-                           k == 1 ? "Scale" : "B", p->name, rlx_shape_str(p), dims_str(tail, x->dims + axis));
+                           k == 1 ? "Scale" : "B", p->name, rlx_shape_str(p), rlx_dims_str(tail, x->dims + axis));
     }
     int stash = rlx_dtype_from_onnx((int)rlx_attr_i(n, "stash_type", 1));
     if (stash < 0 || !rlx_dtype_is_float(stash))
@@ -549,19 +544,19 @@ static void infer_layernorm(const RlxGraph *g, int node, Shape *out) {
     }
 }
 
-static void infer_softmax(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
-    want_dtype(g, node, 0, T_FLOAT);
+static void infer_softmax(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
+    rlx_want_dtype(g, node, 0, T_FLOAT);
     rlx_norm_axis(g, node, rlx_attr_i(node_of(g, node), "axis", -1), x->rank);
     out->dtype = x->dtype;
     out->rank = x->rank;
     memcpy(out->dims, x->dims, sizeof out->dims);
 }
 
-static void infer_reshape(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
+static void infer_reshape(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
     int ns;
-    int64_t *shape = const_ints(g, node, 1, "shape", &ns);
+    int64_t *shape = rlx_const_ints(g, node, 1, "shape", &ns);
     if (ns > RLX_MAX_RANK) rlx_node_error(g, node, "target rank %d exceeds the maximum %d", ns, RLX_MAX_RANK);
     int allowzero = rlx_attr_i(node_of(g, node), "allowzero", 0) != 0;
     int infer_at = -1, has_zero = 0;
@@ -569,58 +564,58 @@ static void infer_reshape(const RlxGraph *g, int node, Shape *out) {
     for (int i = 0; i < ns; i++) {
         int64_t d = shape[i];
         if (d == -1) {
-            if (infer_at >= 0) rlx_node_error(g, node, "shape %s has more than one -1", dims_str(ns, shape));
+            if (infer_at >= 0) rlx_node_error(g, node, "shape %s has more than one -1", rlx_dims_str(ns, shape));
             infer_at = i;
             continue;
         }
-        if (d < -1) rlx_node_error(g, node, "shape %s has a negative dimension", dims_str(ns, shape));
+        if (d < -1) rlx_node_error(g, node, "shape %s has a negative dimension", rlx_dims_str(ns, shape));
         if (d == 0) {
             has_zero = 1;
             if (!allowzero) {
                 if (i >= x->rank)
                     rlx_node_error(g, node, "shape %s copies dimension %d, but the input %s has rank %d",
-                                   dims_str(ns, shape), i, rlx_shape_str(x), x->rank);
+                                   rlx_dims_str(ns, shape), i, rlx_shape_str(x), x->rank);
                 d = x->dims[i];
             }
         }
         out->dims[i] = d;
-        known = mul_checked(g, node, known, d);
+        known = rlx_mul_checked(g, node, known, d);
     }
     if (allowzero && has_zero && infer_at >= 0)
-        rlx_node_error(g, node, "shape %s has both 0 and -1 with allowzero", dims_str(ns, shape));
-    int64_t numel = prod(g, node, x->dims, 0, x->rank);
+        rlx_node_error(g, node, "shape %s has both 0 and -1 with allowzero", rlx_dims_str(ns, shape));
+    int64_t numel = rlx_prod_checked(g, node, x->dims, 0, x->rank);
     if (infer_at >= 0) {
         if (known == 0 || numel % known)
             rlx_node_error(g, node, "cannot reshape %s (%lld elements) to %s", rlx_shape_str(x), (long long)numel,
-                           dims_str(ns, shape));
+                           rlx_dims_str(ns, shape));
         out->dims[infer_at] = numel / known;
     } else if (known != numel) {
         rlx_node_error(g, node, "cannot reshape %s (%lld elements) to %s (%lld elements)", rlx_shape_str(x),
-                       (long long)numel, dims_str(ns, shape), (long long)known);
+                       (long long)numel, rlx_dims_str(ns, shape), (long long)known);
     }
     out->rank = ns;
     out->dtype = x->dtype;
 }
 
-static void infer_flatten(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
+static void infer_flatten(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
     int64_t axis = rlx_attr_i(node_of(g, node), "axis", 1);
     if (axis < -(int64_t)x->rank || axis > x->rank)
         rlx_node_error(g, node, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
     int a = (int)(axis < 0 ? axis + x->rank : axis);
     out->dtype = x->dtype;
     out->rank = 2;
-    out->dims[0] = prod(g, node, x->dims, 0, a);
-    out->dims[1] = prod(g, node, x->dims, a, x->rank);
+    out->dims[0] = rlx_prod_checked(g, node, x->dims, 0, a);
+    out->dims[1] = rlx_prod_checked(g, node, x->dims, a, x->rank);
 }
 
-static void infer_squeeze(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
+static void infer_squeeze(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
     int mask[RLX_MAX_RANK];
-    if (has_input(g, node, 1)) {
+    if (rlx_has_input(g, node, 1)) {
         int na;
-        int64_t *axes = const_ints(g, node, 1, "axes", &na);
-        axes_mask(g, node, axes, na, x->rank, mask);
+        int64_t *axes = rlx_const_ints(g, node, 1, "axes", &na);
+        rlx_axes_mask(g, node, axes, na, x->rank, mask);
         for (int i = 0; i < x->rank; i++)
             if (mask[i] && x->dims[i] != 1)
                 rlx_node_error(g, node, "cannot squeeze axis %d of size %lld (input %s)", i, (long long)x->dims[i],
@@ -634,21 +629,21 @@ static void infer_squeeze(const RlxGraph *g, int node, Shape *out) {
         if (!mask[i]) out->dims[out->rank++] = x->dims[i];
 }
 
-static void infer_unsqueeze(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
+static void infer_unsqueeze(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
     int na;
-    int64_t *axes = const_ints(g, node, 1, "axes", &na);
+    int64_t *axes = rlx_const_ints(g, node, 1, "axes", &na);
     if (x->rank + na > RLX_MAX_RANK)
         rlx_node_error(g, node, "output rank %d exceeds the maximum %d", x->rank + na, RLX_MAX_RANK);
     int r = x->rank + na, mask[RLX_MAX_RANK];
-    axes_mask(g, node, axes, na, r, mask);
+    rlx_axes_mask(g, node, axes, na, r, mask);
     for (int i = 0, j = 0; i < r; i++) out->dims[i] = mask[i] ? 1 : x->dims[j++];
     out->rank = r;
     out->dtype = x->dtype;
 }
 
-static void infer_transpose(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
+static void infer_transpose(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
     const RlxAttr *pa = rlx_attr_get(node_of(g, node), "perm");
     int r = x->rank;
     int64_t perm[RLX_MAX_RANK];
@@ -674,45 +669,45 @@ static void infer_transpose(const RlxGraph *g, int node, Shape *out) {
     out->dtype = x->dtype;
 }
 
-static void infer_concat(const RlxGraph *g, int node, Shape *out) {
+static void infer_concat(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
-    const RlxValue *x0 = input(g, node, 0);
+    const RlxValue *x0 = rlx_input(g, node, 0);
     if (x0->rank < 1) rlx_node_error(g, node, "cannot concatenate scalars");
     int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", 0), x0->rank);
-    *out = (Shape){x0->dtype, x0->rank, {0}};
+    *out = (RlxShape){x0->dtype, x0->rank, {0}};
     memcpy(out->dims, x0->dims, sizeof out->dims);
     out->dims[axis] = 0;
     for (int k = 0; k < n->nin; k++) {
-        const RlxValue *x = input(g, node, k);
-        want_same_dtype(g, node, 0, k);
+        const RlxValue *x = rlx_input(g, node, k);
+        rlx_want_same_dtype(g, node, 0, k);
         int ok = x->rank == x0->rank;
         for (int i = 0; ok && i < x->rank; i++) ok = i == axis || x->dims[i] == x0->dims[i];
         if (!ok)
             rlx_node_error(g, node, "cannot concatenate %s and %s along axis %d", rlx_shape_str(x0), rlx_shape_str(x),
                            axis);
-        out->dims[axis] = add_checked(g, node, out->dims[axis], x->dims[axis]);
+        out->dims[axis] = rlx_add_checked(g, node, out->dims[axis], x->dims[axis]);
     }
 }
 
-static void infer_split(const RlxGraph *g, int node, Shape *out) {
+static void infer_split(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
-    const RlxValue *x = input(g, node, 0);
+    const RlxValue *x = rlx_input(g, node, 0);
     if (x->rank < 1) rlx_node_error(g, node, "cannot split a scalar");
     int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", 0), x->rank);
     int64_t dim = x->dims[axis];
     int nout = n->nout;
     int64_t *sizes = rlx_alloc(sizeof(int64_t) * (size_t)(nout + 1));
     const RlxAttr *num = rlx_attr_get(n, "num_outputs");
-    if (has_input(g, node, 1)) {
+    if (rlx_has_input(g, node, 1)) {
         if (num) rlx_node_error(g, node, "give either the split input or num_outputs, not both");
         int ns;
-        int64_t *split = const_ints(g, node, 1, "split", &ns);
+        int64_t *split = rlx_const_ints(g, node, 1, "split", &ns);
         if (ns != nout) rlx_node_error(g, node, "split has %d entries for %d outputs", ns, nout);
         int64_t total = 0;
         for (int i = 0; i < ns; i++) {
             if (split[i] < 0) rlx_node_error(g, node, "split has a negative size %lld", (long long)split[i]);
             sizes[i] = split[i];
-            total = add_checked(g, node, total, split[i]);
+            total = rlx_add_checked(g, node, total, split[i]);
         }
         if (total != dim)
             rlx_node_error(g, node, "split sizes add up to %lld, but axis %d has size %lld", (long long)total, axis,
@@ -736,23 +731,23 @@ static void infer_split(const RlxGraph *g, int node, Shape *out) {
         for (int i = 0; i < nout; i++) sizes[i] = dim / nout;
     }
     for (int i = 0; i < nout; i++) {
-        out[i] = (Shape){x->dtype, x->rank, {0}};
+        out[i] = (RlxShape){x->dtype, x->rank, {0}};
         memcpy(out[i].dims, x->dims, sizeof out[i].dims);
         out[i].dims[axis] = sizes[i];
     }
 }
 
-static void infer_slice(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
+static void infer_slice(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
     int64_t starts[RLX_MAX_RANK], steps[RLX_MAX_RANK];
     rlx_slice_params(g, node, starts, steps, out->dims);
     out->rank = x->rank;
     out->dtype = x->dtype;
 }
 
-static void infer_gather(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0), *idx = input(g, node, 1);
-    want_dtype(g, node, 1, T_INDEX);
+static void infer_gather(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0), *idx = rlx_input(g, node, 1);
+    rlx_want_dtype(g, node, 1, T_INDEX);
     if (x->rank < 1) rlx_node_error(g, node, "cannot gather from a scalar");
     int axis = rlx_norm_axis(g, node, rlx_attr_i(node_of(g, node), "axis", 0), x->rank);
     int r = x->rank - 1 + idx->rank;
@@ -774,38 +769,38 @@ static void infer_gather(const RlxGraph *g, int node, Shape *out) {
     out->dtype = x->dtype;
 }
 
-static void infer_pad(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
+static void infer_pad(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
     int r = x->rank, np, mask[RLX_MAX_RANK];
     const char *mode = rlx_attr_s(node_of(g, node), "mode", "constant");
     int reflect = !strcmp(mode, "reflect"), edge = !strcmp(mode, "edge");
     if (!reflect && !edge && strcmp(mode, "constant"))
         rlx_node_error(g, node, "pad mode '%s' is not supported (constant, reflect, edge)", mode);
-    int64_t *pads = const_ints(g, node, 1, "pads", &np);
+    int64_t *pads = rlx_const_ints(g, node, 1, "pads", &np);
     int64_t axes[RLX_MAX_RANK], *given = NULL;
     int na = r;
-    if (has_input(g, node, 3)) {
-        given = const_ints(g, node, 3, "axes", &na);
+    if (rlx_has_input(g, node, 3)) {
+        given = rlx_const_ints(g, node, 3, "axes", &na);
         if (na > r) rlx_node_error(g, node, "%d axes for an input of rank %d", na, r);
-        axes_mask(g, node, given, na, r, mask);
+        rlx_axes_mask(g, node, given, na, r, mask);
         for (int i = 0; i < na; i++) axes[i] = rlx_norm_axis(g, node, given[i], r);
     } else {
         for (int i = 0; i < r; i++) axes[i] = i;
     }
     if (np != 2 * na) rlx_node_error(g, node, "pads has %d entries; %d axes need %d", np, na, 2 * na);
-    if (has_input(g, node, 2)) {
-        const RlxValue *cv = input(g, node, 2);
-        want_const(g, node, 2, "constant_value");
-        want_same_dtype(g, node, 0, 2);
+    if (rlx_has_input(g, node, 2)) {
+        const RlxValue *cv = rlx_input(g, node, 2);
+        rlx_want_const(g, node, 2, "constant_value");
+        rlx_want_same_dtype(g, node, 0, 2);
         if (rlx_value_numel(cv) != 1)
             rlx_node_error(g, node, "constant_value '%s' must be a scalar, not %s", cv->name, rlx_shape_str(cv));
     }
-    *out = (Shape){x->dtype, r, {0}};
+    *out = (RlxShape){x->dtype, r, {0}};
     memcpy(out->dims, x->dims, sizeof out->dims);
     for (int i = 0; i < na; i++) {
         int a = (int)axes[i];
         int64_t b = pads[i], e = pads[i + na], dim = x->dims[a];
-        int64_t d = add_checked(g, node, add_checked(g, node, dim, b), e);
+        int64_t d = rlx_add_checked(g, node, rlx_add_checked(g, node, dim, b), e);
         if (d < 0)
             rlx_node_error(g, node, "pads %lld+%lld make axis %d of size %lld negative", (long long)b, (long long)e, a,
                            (long long)dim);
@@ -816,9 +811,9 @@ static void infer_pad(const RlxGraph *g, int node, Shape *out) {
     }
 }
 
-static void infer_reduce(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
-    want_dtype(g, node, 0, T_NUMERIC);
+static void infer_reduce(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
+    rlx_want_dtype(g, node, 0, T_NUMERIC);
     int mask[RLX_MAX_RANK];
     int keep = rlx_attr_i(node_of(g, node), "keepdims", 1) != 0;
     rlx_reduce_axes(g, node, x->rank, mask);
@@ -829,10 +824,10 @@ static void infer_reduce(const RlxGraph *g, int node, Shape *out) {
         else if (keep) out->dims[out->rank++] = 1;
 }
 
-static void infer_argmax(const RlxGraph *g, int node, Shape *out) {
+static void infer_argmax(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
-    const RlxValue *x = input(g, node, 0);
-    want_dtype(g, node, 0, T_NUMERIC);
+    const RlxValue *x = rlx_input(g, node, 0);
+    rlx_want_dtype(g, node, 0, T_NUMERIC);
     if (x->rank < 1) rlx_node_error(g, node, "ArgMax needs rank >= 1");
     int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", 0), x->rank);
     if (x->dims[axis] == 0) rlx_node_error(g, node, "axis %d is empty: no maximum", axis);
@@ -844,9 +839,9 @@ static void infer_argmax(const RlxGraph *g, int node, Shape *out) {
         else if (keep) out->dims[out->rank++] = 1;
 }
 
-static void infer_global_pool(const RlxGraph *g, int node, Shape *out) {
-    const RlxValue *x = input(g, node, 0);
-    want_dtype(g, node, 0, T_FLOAT);
+static void infer_global_pool(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
+    rlx_want_dtype(g, node, 0, T_FLOAT);
     if (x->rank < 3) rlx_node_error(g, node, "input must have rank >= 3 (N, C, spatial...), not %d", x->rank);
     out->dtype = x->dtype;
     out->rank = x->rank;
@@ -881,11 +876,11 @@ static void check_arity(const RlxGraph *g, int node) {
 
 static void infer_node(RlxGraph *g, int node) {
     const RlxNode *n = node_of(g, node);
-    Shape out[3];
-    Shape *outs = out;
+    RlxShape out[3];
+    RlxShape *outs = out;
     memset(out, 0, sizeof out);
     check_arity(g, node);
-    if (n->nout > 3) outs = rlx_alloc(sizeof(Shape) * (size_t)n->nout);
+    if (n->nout > 3) outs = rlx_alloc(sizeof(RlxShape) * (size_t)n->nout);
     const RlxOpInfo *op = &rlx_ops[n->op];
     switch (n->op) {
     case RLX_OP_WHERE: infer_where(g, node, outs); break;
@@ -917,6 +912,7 @@ static void infer_node(RlxGraph *g, int node) {
         rlx_node_error(g, node, "Constant nodes must be turned into weights before inference");
         break;
     default:
+        if (rlx_infer_ext(g, node, outs)) break;
         RLX_ASSERT(op->flags & (RLX_OPF_ELT | RLX_OPF_VIEW));
         infer_elementwise(g, node, outs);
         break;
@@ -929,7 +925,7 @@ static void infer_node(RlxGraph *g, int node) {
     for (int k = 0; k < n->nout; k++) {
         int vid = n->out[k];
         if (vid < 0) continue;
-        const Shape *s = &outs[k];
+        const RlxShape *s = &outs[k];
         RLX_ASSERT(s->rank >= 0 && s->rank <= RLX_MAX_RANK && s->dtype >= 0 && s->dtype < RLX_NDTYPES);
         for (int i = 0; i < s->rank; i++) RLX_ASSERT(s->dims[i] >= 0);
         RlxValue *v = &g->v[vid];
@@ -966,7 +962,7 @@ static void check_outputs(const RlxGraph *g) {
         if (bad)
             rlx_error("%s: graph output '%s' is declared as %s%s%s but inferred as %s %s", g->file, v->name,
                       d->dtype >= 0 ? rlx_dtype_name(d->dtype) : "", d->dtype >= 0 && d->rank >= 0 ? " " : "",
-                      d->rank >= 0 ? dims_str(d->rank, d->dims) : "", rlx_dtype_name(v->dtype), rlx_shape_str(v));
+                      d->rank >= 0 ? rlx_dims_str(d->rank, d->dims) : "", rlx_dtype_name(v->dtype), rlx_shape_str(v));
     }
 }
 
@@ -983,7 +979,7 @@ void rlx_infer(RlxGraph *g) {
         infer_node(g, node);
         /* Weight-only work happens once, here: a node whose inputs are all
          * constants is evaluated now (so later shapes can depend on it, as
-         * in the Shape->Gather->Concat->Reshape chains of exporters). */
+         * in the RlxShape->Gather->Concat->Reshape chains of exporters). */
         if (!rlx_node_unsupported(g, node, "c")) rlx_fold_node(g, node);
     }
     check_outputs(g);

@@ -102,6 +102,24 @@ static const Support support[] = {
     {RLX_OP_SLICE,          IN0,    0, {ANY,       0, 0, 0}},
     {RLX_OP_GATHER,         IN0,    0, {ANY,       0, 0, 0}},
     {RLX_OP_PAD,            IN0,    0, {ANY,       0, 0, 0}},
+
+    /* ---- family elt ---- */
+
+    /* ---- family norm ---- */
+
+    /* ---- family conv ---- */
+
+    /* ---- family shape ---- */
+
+    /* ---- family index ---- */
+
+    /* ---- family rnn ---- */
+
+    /* ---- family quant ---- */
+
+    /* ---- family loss ---- */
+
+    /* ---- family ctrl ---- */
 };
 
 static const Support *find_support(RlxOp op) {

@@ -11,10 +11,11 @@
 #include <string.h>
 
 #include "rlx.h"
+#include "passes.h"
 
 /* ---- thunk construction ---- */
 
-static RlxThunk *thunk_new(RlxThunkList *tl, RlxKernelKind kind, int node) {
+RlxThunk *rlx_thunk_new(RlxThunkList *tl, RlxKernelKind kind, int node) {
     if (tl->n == tl->cap) {
         int cap = tl->cap ? tl->cap * 2 : 64;
         tl->t = rlx_realloc(tl->t, sizeof(RlxThunk) * (size_t)tl->cap, sizeof(RlxThunk) * (size_t)cap);
@@ -54,34 +55,29 @@ static int field_slot(const RlxThunk *t, const char *name, char *kind) {
     return -1;
 }
 
-static void set_i(RlxThunk *t, const char *name, int64_t v) {
+void rlx_tk_i(RlxThunk *t, const char *name, int64_t v) {
     char k;
     int s = field_slot(t, name, &k);
     RLX_ASSERT(k == 'i');
     t->p[s].i = v;
 }
 
-static void set_f(RlxThunk *t, const char *name, double v) {
+void rlx_tk_f(RlxThunk *t, const char *name, double v) {
     char k;
     int s = field_slot(t, name, &k);
     RLX_ASSERT(k == 'f');
     t->p[s].f = v;
 }
 
-static void set_a(RlxThunk *t, const char *name, const int64_t *v, int n) {
+void rlx_tk_a(RlxThunk *t, const char *name, const int64_t *v, int n) {
     char k;
     int s = field_slot(t, name, &k);
     RLX_ASSERT(k == 'a' && n <= RK_MAX_RANK);
     for (int i = 0; i < n; i++) t->p[s + i].i = v[i];
 }
 
-typedef struct {
-    RlxGraph *g;
-    const RlxPlan *plan;
-    RlxThunkList *tl;
-} Lower;
 
-static RlxSlot slot_of(const Lower *L, int v) {
+RlxSlot rlx_slot_of(const RlxLower *L, int v) {
     RlxSlot s = {v, RLX_SPACE_ARENA, 0};
     if (v < 0) return s;
     if (L->g->v[v].flags & RLX_V_WEIGHT) {
@@ -94,25 +90,25 @@ static RlxSlot slot_of(const Lower *L, int v) {
     return s;
 }
 
-static void add_in(const Lower *L, RlxThunk *t, int v) {
+void rlx_tk_in(const RlxLower *L, RlxThunk *t, int v) {   /* v may be -1 */
     RLX_ASSERT(t->nin < (int)(sizeof t->in / sizeof t->in[0]));
-    t->in[t->nin++] = slot_of(L, v);
+    t->in[t->nin++] = rlx_slot_of(L, v);
 }
 
-static void add_out(const Lower *L, RlxThunk *t, int v) {
+void rlx_tk_out(const RlxLower *L, RlxThunk *t, int v) {
     RLX_ASSERT(t->nout < (int)(sizeof t->out / sizeof t->out[0]));
-    t->out[t->nout++] = slot_of(L, v);
+    t->out[t->nout++] = rlx_slot_of(L, v);
 }
 
-static const RlxValue *val(const Lower *L, int v) { return &L->g->v[v]; }
+static const RlxValue *val(const RlxLower *L, int v) { return &L->g->v[v]; }
 
-static int64_t prod(const int64_t *d, int from, int to) {
+int64_t rlx_prod(const int64_t *d, int from, int to) {
     int64_t p = 1;
     for (int i = from; i < to; i++) p *= d[i];
     return p;
 }
 
-static int value_used(const RlxGraph *g, int v) {
+int rlx_value_used(const RlxGraph *g, int v) {
     if (g->v[v].flags & RLX_V_OUTPUT) return 1;
     for (int i = 0; i < g->nn; i++) {
         if (g->n[i].dead) continue;
@@ -124,36 +120,36 @@ static int value_used(const RlxGraph *g, int v) {
 
 /* ---- elementwise ---- */
 
-static void lower_eltwise(Lower *L, int node) {
+static void lower_eltwise(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
-    RlxThunk *t = thunk_new(L->tl, RLX_K_ELTWISE, node);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_ELTWISE, node);
     t->nsteps = rlx_region_from_node(L->g, node, &t->steps);
-    for (int i = 0; i < n->nin; i++) t->in[t->nin++] = slot_of(L, n->in[i]);
-    add_out(L, t, n->out[0]);
+    for (int i = 0; i < n->nin; i++) t->in[t->nin++] = rlx_slot_of(L, n->in[i]);
+    rlx_tk_out(L, t, n->out[0]);
 }
 
 /* ---- kernels ---- */
 
-static void lower_copy(Lower *L, int node, int from, int to) {
-    RlxThunk *t = thunk_new(L->tl, RLX_K_copy, node);
-    add_in(L, t, from);
-    add_out(L, t, to);
-    set_i(t, "nbytes", rlx_value_bytes(val(L, to)));
+static void lower_copy(RlxLower *L, int node, int from, int to) {
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_copy, node);
+    rlx_tk_in(L, t, from);
+    rlx_tk_out(L, t, to);
+    rlx_tk_i(t, "nbytes", rlx_value_bytes(val(L, to)));
 }
 
-static void lower_matmul(Lower *L, int node) {
+static void lower_matmul(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *a = val(L, n->in[0]), *b = val(L, n->in[1]), *y = val(L, n->out[0]);
-    RlxThunk *t = thunk_new(L->tl, RLX_K_matmul_f32, node);
-    add_in(L, t, n->in[0]);
-    add_in(L, t, n->in[1]);
-    add_out(L, t, n->out[0]);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_matmul_f32, node);
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_in(L, t, n->in[1]);
+    rlx_tk_out(L, t, n->out[0]);
     int64_t k = a->dims[a->rank - 1];
     int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
     int64_t nn = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
-    set_i(t, "m", m);
-    set_i(t, "n", nn);
-    set_i(t, "k", k);
+    rlx_tk_i(t, "m", m);
+    rlx_tk_i(t, "n", nn);
+    rlx_tk_i(t, "k", k);
     /* batch dims of the output; each operand's batch dims right-aligned */
     int ybatch = y->rank - (a->rank >= 2) - (b->rank >= 2);
     int abatch = a->rank > 2 ? a->rank - 2 : 0, bbatch = b->rank > 2 ? b->rank - 2 : 0;
@@ -171,198 +167,198 @@ static void lower_matmul(Lower *L, int node) {
             bstr *= b->dims[bi];
         }
     }
-    set_i(t, "brank", ybatch);
-    set_a(t, "bdims", bdims, ybatch);
-    set_a(t, "astride", as, ybatch);
-    set_a(t, "bstride", bs, ybatch);
+    rlx_tk_i(t, "brank", ybatch);
+    rlx_tk_a(t, "bdims", bdims, ybatch);
+    rlx_tk_a(t, "astride", as, ybatch);
+    rlx_tk_a(t, "bstride", bs, ybatch);
 }
 
-static void lower_gemm(Lower *L, int node) {
+static void lower_gemm(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *a = val(L, n->in[0]), *y = val(L, n->out[0]);
     int ta = (int)rlx_attr_i(n, "transA", 0), tb = (int)rlx_attr_i(n, "transB", 0);
-    RlxThunk *t = thunk_new(L->tl, RLX_K_gemm_f32, node);
-    add_in(L, t, n->in[0]);
-    add_in(L, t, n->in[1]);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_gemm_f32, node);
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_in(L, t, n->in[1]);
     int has_c = n->nin > 2 && n->in[2] >= 0;
-    if (has_c) add_in(L, t, n->in[2]);
-    add_out(L, t, n->out[0]);
+    if (has_c) rlx_tk_in(L, t, n->in[2]);
+    rlx_tk_out(L, t, n->out[0]);
     int64_t m = y->dims[0], nn = y->dims[1], k = ta ? a->dims[0] : a->dims[1];
-    set_i(t, "m", m);
-    set_i(t, "n", nn);
-    set_i(t, "k", k);
-    set_i(t, "trans_a", ta);
-    set_i(t, "trans_b", tb);
-    set_f(t, "alpha", rlx_attr_f(n, "alpha", 1.0));
-    set_f(t, "beta", rlx_attr_f(n, "beta", 1.0));
-    set_i(t, "has_c", has_c);
+    rlx_tk_i(t, "m", m);
+    rlx_tk_i(t, "n", nn);
+    rlx_tk_i(t, "k", k);
+    rlx_tk_i(t, "trans_a", ta);
+    rlx_tk_i(t, "trans_b", tb);
+    rlx_tk_f(t, "alpha", rlx_attr_f(n, "alpha", 1.0));
+    rlx_tk_f(t, "beta", rlx_attr_f(n, "beta", 1.0));
+    rlx_tk_i(t, "has_c", has_c);
     if (has_c) {
         const RlxValue *c = val(L, n->in[2]);
         int64_t c0 = c->rank >= 2 ? c->dims[c->rank - 2] : 1;
         int64_t c1 = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
-        set_i(t, "c_cs", c1 == 1 ? 0 : 1);
-        set_i(t, "c_rs", c0 == 1 ? 0 : c1);
+        rlx_tk_i(t, "c_cs", c1 == 1 ? 0 : 1);
+        rlx_tk_i(t, "c_rs", c0 == 1 ? 0 : c1);
     }
 }
 
 static void set_window(RlxThunk *t, const RlxValue *x, const RlxValue *y, const int64_t k[2], const int64_t s[2],
                        const int64_t pads[4]) {
-    set_i(t, "n", x->dims[0]);
-    set_i(t, "c", x->dims[1]);
-    set_i(t, "h", x->dims[2]);
-    set_i(t, "w", x->dims[3]);
-    set_i(t, "oh", y->dims[2]);
-    set_i(t, "ow", y->dims[3]);
-    set_i(t, "kh", k[0]);
-    set_i(t, "kw", k[1]);
-    set_i(t, "sh", s[0]);
-    set_i(t, "sw", s[1]);
-    set_i(t, "pt", pads[0]);
-    set_i(t, "pl", pads[1]);
+    rlx_tk_i(t, "n", x->dims[0]);
+    rlx_tk_i(t, "c", x->dims[1]);
+    rlx_tk_i(t, "h", x->dims[2]);
+    rlx_tk_i(t, "w", x->dims[3]);
+    rlx_tk_i(t, "oh", y->dims[2]);
+    rlx_tk_i(t, "ow", y->dims[3]);
+    rlx_tk_i(t, "kh", k[0]);
+    rlx_tk_i(t, "kw", k[1]);
+    rlx_tk_i(t, "sh", s[0]);
+    rlx_tk_i(t, "sw", s[1]);
+    rlx_tk_i(t, "pt", pads[0]);
+    rlx_tk_i(t, "pl", pads[1]);
 }
 
-static void lower_conv(Lower *L, int node) {
+static void lower_conv(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
     int64_t k[2], s[2], d[2], pads[4], ohw[2];
     rlx_conv_geometry(L->g, node, k, s, d, pads, ohw);
-    RlxThunk *t = thunk_new(L->tl, RLX_K_conv2d_f32, node);
-    add_in(L, t, n->in[0]);
-    add_in(L, t, n->in[1]);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_conv2d_f32, node);
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_in(L, t, n->in[1]);
     int has_bias = n->nin > 2 && n->in[2] >= 0;
-    if (has_bias) add_in(L, t, n->in[2]);
-    add_out(L, t, n->out[0]);
+    if (has_bias) rlx_tk_in(L, t, n->in[2]);
+    rlx_tk_out(L, t, n->out[0]);
     set_window(t, x, y, k, s, pads);
-    set_i(t, "oc", y->dims[1]);
-    set_i(t, "dh", d[0]);
-    set_i(t, "dw", d[1]);
-    set_i(t, "group", rlx_attr_i(n, "group", 1));
-    set_i(t, "has_bias", has_bias);
+    rlx_tk_i(t, "oc", y->dims[1]);
+    rlx_tk_i(t, "dh", d[0]);
+    rlx_tk_i(t, "dw", d[1]);
+    rlx_tk_i(t, "group", rlx_attr_i(n, "group", 1));
+    rlx_tk_i(t, "has_bias", has_bias);
 }
 
-static void lower_pool(Lower *L, int node) {
+static void lower_pool(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
     int64_t k[2], s[2], d[2], pads[4], ohw[2];
     rlx_conv_geometry(L->g, node, k, s, d, pads, ohw);
     int maxpool = n->op == RLX_OP_MAXPOOL;
-    RlxThunk *t = thunk_new(L->tl, maxpool ? RLX_K_maxpool2d_f32 : RLX_K_avgpool2d_f32, node);
-    add_in(L, t, n->in[0]);
-    add_out(L, t, n->out[0]);
+    RlxThunk *t = rlx_thunk_new(L->tl, maxpool ? RLX_K_maxpool2d_f32 : RLX_K_avgpool2d_f32, node);
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_out(L, t, n->out[0]);
     set_window(t, x, y, k, s, pads);
     if (maxpool) {
         int has_idx = n->nout > 1 && n->out[1] >= 0;
-        if (has_idx) add_out(L, t, n->out[1]);
-        set_i(t, "dh", d[0]);
-        set_i(t, "dw", d[1]);
-        set_i(t, "has_indices", has_idx);
-        set_i(t, "storage_order", rlx_attr_i(n, "storage_order", 0));
+        if (has_idx) rlx_tk_out(L, t, n->out[1]);
+        rlx_tk_i(t, "dh", d[0]);
+        rlx_tk_i(t, "dw", d[1]);
+        rlx_tk_i(t, "has_indices", has_idx);
+        rlx_tk_i(t, "storage_order", rlx_attr_i(n, "storage_order", 0));
     } else {
-        set_i(t, "pb", pads[2]);
-        set_i(t, "pr", pads[3]);
-        set_i(t, "count_include_pad", rlx_attr_i(n, "count_include_pad", 0));
+        rlx_tk_i(t, "pb", pads[2]);
+        rlx_tk_i(t, "pr", pads[3]);
+        rlx_tk_i(t, "count_include_pad", rlx_attr_i(n, "count_include_pad", 0));
     }
 }
 
-static void lower_transpose(Lower *L, int node) {
+static void lower_transpose(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]);
     int64_t perm[RLX_MAX_RANK];
     const RlxAttr *pa = rlx_attr_get(n, "perm");
     for (int i = 0; i < x->rank; i++) perm[i] = pa ? pa->ints[i] : x->rank - 1 - i;
-    RlxThunk *t = thunk_new(L->tl, RLX_K_transpose, node);
-    add_in(L, t, n->in[0]);
-    add_out(L, t, n->out[0]);
-    set_i(t, "esize", rlx_dtype_size(x->dtype));
-    set_i(t, "rank", x->rank);
-    set_a(t, "dims", x->dims, x->rank);
-    set_a(t, "perm", perm, x->rank);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_transpose, node);
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_out(L, t, n->out[0]);
+    rlx_tk_i(t, "esize", rlx_dtype_size(x->dtype));
+    rlx_tk_i(t, "rank", x->rank);
+    rlx_tk_a(t, "dims", x->dims, x->rank);
+    rlx_tk_a(t, "perm", perm, x->rank);
 }
 
 /* Concat and Split are row copies: `outer` rows, each a contiguous run. */
-static void lower_concat(Lower *L, int node) {
+static void lower_concat(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *y = val(L, n->out[0]);
     int axis = rlx_norm_axis(L->g, node, rlx_attr_i(n, "axis", 0), y->rank);
-    int64_t es = rlx_dtype_size(y->dtype), inner = prod(y->dims, axis + 1, y->rank) * es;
-    int64_t outer = prod(y->dims, 0, axis), at = 0;
+    int64_t es = rlx_dtype_size(y->dtype), inner = rlx_prod(y->dims, axis + 1, y->rank) * es;
+    int64_t outer = rlx_prod(y->dims, 0, axis), at = 0;
     for (int i = 0; i < n->nin; i++) {
         const RlxValue *x = val(L, n->in[i]);
         int64_t row = x->dims[axis] * inner;
         if (row && outer) {
-            RlxThunk *t = thunk_new(L->tl, RLX_K_strided_copy, node);
-            add_in(L, t, n->in[i]);
-            add_out(L, t, n->out[0]);
-            set_i(t, "rows", outer);
-            set_i(t, "row_bytes", row);
-            set_i(t, "src_stride", row);
-            set_i(t, "dst_stride", y->dims[axis] * inner);
-            set_i(t, "dst_off", at);
+            RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_strided_copy, node);
+            rlx_tk_in(L, t, n->in[i]);
+            rlx_tk_out(L, t, n->out[0]);
+            rlx_tk_i(t, "rows", outer);
+            rlx_tk_i(t, "row_bytes", row);
+            rlx_tk_i(t, "src_stride", row);
+            rlx_tk_i(t, "dst_stride", y->dims[axis] * inner);
+            rlx_tk_i(t, "dst_off", at);
         }
         at += row;
     }
 }
 
-static void lower_split(Lower *L, int node) {
+static void lower_split(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]);
     int axis = rlx_norm_axis(L->g, node, rlx_attr_i(n, "axis", 0), x->rank);
-    int64_t es = rlx_dtype_size(x->dtype), inner = prod(x->dims, axis + 1, x->rank) * es;
-    int64_t outer = prod(x->dims, 0, axis), at = 0;
+    int64_t es = rlx_dtype_size(x->dtype), inner = rlx_prod(x->dims, axis + 1, x->rank) * es;
+    int64_t outer = rlx_prod(x->dims, 0, axis), at = 0;
     for (int i = 0; i < n->nout; i++) {
         const RlxValue *y = val(L, n->out[i]);
         int64_t row = y->dims[axis] * inner;
         if (row && outer) {
-            RlxThunk *t = thunk_new(L->tl, RLX_K_strided_copy, node);
-            add_in(L, t, n->in[0]);
-            add_out(L, t, n->out[i]);
-            set_i(t, "rows", outer);
-            set_i(t, "row_bytes", row);
-            set_i(t, "src_stride", x->dims[axis] * inner);
-            set_i(t, "dst_stride", row);
-            set_i(t, "src_off", at);
+            RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_strided_copy, node);
+            rlx_tk_in(L, t, n->in[0]);
+            rlx_tk_out(L, t, n->out[i]);
+            rlx_tk_i(t, "rows", outer);
+            rlx_tk_i(t, "row_bytes", row);
+            rlx_tk_i(t, "src_stride", x->dims[axis] * inner);
+            rlx_tk_i(t, "dst_stride", row);
+            rlx_tk_i(t, "src_off", at);
         }
         at += row;
     }
 }
 
-static void lower_slice(Lower *L, int node) {
+static void lower_slice(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
     int64_t starts[RLX_MAX_RANK], steps[RLX_MAX_RANK], od[RLX_MAX_RANK];
     rlx_slice_params(L->g, node, starts, steps, od);
     if (!rlx_value_numel(y)) return;
-    RlxThunk *t = thunk_new(L->tl, RLX_K_slice, node);
-    add_in(L, t, n->in[0]);
-    add_out(L, t, n->out[0]);
-    set_i(t, "esize", rlx_dtype_size(x->dtype));
-    set_i(t, "rank", x->rank);
-    set_a(t, "in_dims", x->dims, x->rank);
-    set_a(t, "out_dims", y->dims, y->rank);
-    set_a(t, "starts", starts, x->rank);
-    set_a(t, "steps", steps, x->rank);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_slice, node);
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_out(L, t, n->out[0]);
+    rlx_tk_i(t, "esize", rlx_dtype_size(x->dtype));
+    rlx_tk_i(t, "rank", x->rank);
+    rlx_tk_a(t, "in_dims", x->dims, x->rank);
+    rlx_tk_a(t, "out_dims", y->dims, y->rank);
+    rlx_tk_a(t, "starts", starts, x->rank);
+    rlx_tk_a(t, "steps", steps, x->rank);
 }
 
-static void lower_gather(Lower *L, int node) {
+static void lower_gather(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *idx = val(L, n->in[1]), *y = val(L, n->out[0]);
     int axis = rlx_norm_axis(L->g, node, rlx_attr_i(n, "axis", 0), x->rank);
     if (!rlx_value_numel(y)) return;
-    RlxThunk *t = thunk_new(L->tl, RLX_K_gather, node);
-    add_in(L, t, n->in[0]);
-    add_in(L, t, n->in[1]);
-    add_out(L, t, n->out[0]);
-    set_i(t, "esize", rlx_dtype_size(x->dtype));
-    set_i(t, "outer", prod(x->dims, 0, axis));
-    set_i(t, "axis_len", x->dims[axis]);
-    set_i(t, "inner", prod(x->dims, axis + 1, x->rank));
-    set_i(t, "nidx", rlx_value_numel(idx));
-    set_i(t, "idx_dtype", idx->dtype);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_gather, node);
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_in(L, t, n->in[1]);
+    rlx_tk_out(L, t, n->out[0]);
+    rlx_tk_i(t, "esize", rlx_dtype_size(x->dtype));
+    rlx_tk_i(t, "outer", rlx_prod(x->dims, 0, axis));
+    rlx_tk_i(t, "axis_len", x->dims[axis]);
+    rlx_tk_i(t, "inner", rlx_prod(x->dims, axis + 1, x->rank));
+    rlx_tk_i(t, "nidx", rlx_value_numel(idx));
+    rlx_tk_i(t, "idx_dtype", idx->dtype);
 }
 
 /* The pad value's bytes in the element type, from the optional constant
  * input (ONNX: default 0). */
-static int64_t pad_value_bits(const Lower *L, int node, RlxDType dt) {
+static int64_t pad_value_bits(const RlxLower *L, int node, RlxDType dt) {
     const RlxNode *n = &L->g->n[node];
     int64_t bits = 0;
     if (n->nin < 3 || n->in[2] < 0) return 0;
@@ -382,7 +378,7 @@ static int64_t pad_value_bits(const Lower *L, int node, RlxDType dt) {
     return bits;
 }
 
-static void lower_pad(Lower *L, int node) {
+static void lower_pad(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]), *pv = val(L, n->in[1]);
     int r = x->rank;
@@ -402,19 +398,19 @@ static void lower_pad(Lower *L, int node) {
     if (m < 0) rlx_node_error(L->g, node, "pad mode '%s' not supported", mode);
     if (!rlx_value_numel(y)) return;
     if (m != 0 && !rlx_value_numel(x)) rlx_node_error(L->g, node, "cannot %s-pad an empty tensor", mode);
-    RlxThunk *t = thunk_new(L->tl, RLX_K_pad, node);
-    add_in(L, t, n->in[0]);
-    add_out(L, t, n->out[0]);
-    set_i(t, "esize", rlx_dtype_size(x->dtype));
-    set_i(t, "rank", r);
-    set_i(t, "mode", m);
-    set_a(t, "in_dims", x->dims, r);
-    set_a(t, "out_dims", y->dims, r);
-    set_a(t, "pads_begin", begin, r);
-    set_i(t, "value_bits", pad_value_bits(L, node, x->dtype));
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_pad, node);
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_out(L, t, n->out[0]);
+    rlx_tk_i(t, "esize", rlx_dtype_size(x->dtype));
+    rlx_tk_i(t, "rank", r);
+    rlx_tk_i(t, "mode", m);
+    rlx_tk_a(t, "in_dims", x->dims, r);
+    rlx_tk_a(t, "out_dims", y->dims, r);
+    rlx_tk_a(t, "pads_begin", begin, r);
+    rlx_tk_i(t, "value_bits", pad_value_bits(L, node, x->dtype));
 }
 
-static void lower_reduce(Lower *L, int node) {
+static void lower_reduce(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]);
     int mask[RLX_MAX_RANK] = {0};
@@ -425,30 +421,30 @@ static void lower_reduce(Lower *L, int node) {
     int op = n->op == RLX_OP_REDUCESUM ? 0 : n->op == RLX_OP_REDUCEMEAN ? 1 : n->op == RLX_OP_REDUCEMAX ? 2 : 3;
     if (!rlx_value_numel(val(L, n->out[0]))) return;
     if (!rlx_value_numel(x) && op >= 2) rlx_node_error(L->g, node, "reduction of an empty tensor has no identity");
-    RlxThunk *t = thunk_new(L->tl, RLX_K_reduce_f32, node);
-    add_in(L, t, n->in[0]);
-    add_out(L, t, n->out[0]);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_reduce_f32, node);
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_out(L, t, n->out[0]);
     int64_t m64[RLX_MAX_RANK];
     for (int i = 0; i < x->rank; i++) m64[i] = mask[i];
-    set_i(t, "op", op);
-    set_i(t, "rank", x->rank);
-    set_a(t, "dims", x->dims, x->rank);
-    set_a(t, "mask", m64, x->rank);
+    rlx_tk_i(t, "op", op);
+    rlx_tk_i(t, "rank", x->rank);
+    rlx_tk_a(t, "dims", x->dims, x->rank);
+    rlx_tk_a(t, "mask", m64, x->rank);
 }
 
 /* Kernels over (outer, axis_len, inner): softmax, argmax. */
 static void set_axis_split(RlxThunk *t, const RlxValue *x, int axis) {
-    set_i(t, "outer", prod(x->dims, 0, axis));
-    set_i(t, "axis_len", x->dims[axis]);
-    set_i(t, "inner", prod(x->dims, axis + 1, x->rank));
+    rlx_tk_i(t, "outer", rlx_prod(x->dims, 0, axis));
+    rlx_tk_i(t, "axis_len", x->dims[axis]);
+    rlx_tk_i(t, "inner", rlx_prod(x->dims, axis + 1, x->rank));
 }
 
-static int same_bytes(const Lower *L, int a, int b) {
-    RlxSlot sa = slot_of(L, a), sb = slot_of(L, b);
+static int same_bytes(const RlxLower *L, int a, int b) {
+    RlxSlot sa = rlx_slot_of(L, a), sb = rlx_slot_of(L, b);
     return sa.space == sb.space && sa.off == sb.off;
 }
 
-static void lower_node(Lower *L, int node) {
+static void lower_node(RlxLower *L, int node) {
     RlxGraph *g = L->g;
     const RlxNode *n = &g->n[node];
     const RlxValue *x = n->nin > 0 && n->in[0] >= 0 ? val(L, n->in[0]) : NULL;
@@ -473,63 +469,63 @@ static void lower_node(Lower *L, int node) {
     case RLX_OP_MAXPOOL:
     case RLX_OP_AVERAGEPOOL: lower_pool(L, node); return;
     case RLX_OP_GLOBALAVERAGEPOOL:
-        t = thunk_new(L->tl, RLX_K_global_avgpool_f32, node);
-        add_in(L, t, n->in[0]);
-        add_out(L, t, n->out[0]);
-        set_i(t, "nc", x->dims[0] * x->dims[1]);
-        set_i(t, "hw", prod(x->dims, 2, x->rank));
+        t = rlx_thunk_new(L->tl, RLX_K_global_avgpool_f32, node);
+        rlx_tk_in(L, t, n->in[0]);
+        rlx_tk_out(L, t, n->out[0]);
+        rlx_tk_i(t, "nc", x->dims[0] * x->dims[1]);
+        rlx_tk_i(t, "hw", rlx_prod(x->dims, 2, x->rank));
         return;
     case RLX_OP_BATCHNORM:
-        t = thunk_new(L->tl, RLX_K_batchnorm_f32, node);
-        for (int i = 0; i < 5; i++) add_in(L, t, n->in[i]);
-        add_out(L, t, n->out[0]);
-        set_i(t, "n", x->dims[0]);
-        set_i(t, "c", x->rank > 1 ? x->dims[1] : 1);
-        set_i(t, "hw", prod(x->dims, 2, x->rank));
-        set_f(t, "eps", rlx_attr_f(n, "epsilon", 1e-5));
+        t = rlx_thunk_new(L->tl, RLX_K_batchnorm_f32, node);
+        for (int i = 0; i < 5; i++) rlx_tk_in(L, t, n->in[i]);
+        rlx_tk_out(L, t, n->out[0]);
+        rlx_tk_i(t, "n", x->dims[0]);
+        rlx_tk_i(t, "c", x->rank > 1 ? x->dims[1] : 1);
+        rlx_tk_i(t, "hw", rlx_prod(x->dims, 2, x->rank));
+        rlx_tk_f(t, "eps", rlx_attr_f(n, "epsilon", 1e-5));
         return;
     case RLX_OP_LAYERNORM: {
         for (int i = 1; i < n->nout; i++)
-            if (n->out[i] >= 0 && value_used(g, n->out[i]))
+            if (n->out[i] >= 0 && rlx_value_used(g, n->out[i]))
                 rlx_node_error(g, node, "the Mean and InvStdDev outputs are not supported");
         int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", -1), x->rank);
-        t = thunk_new(L->tl, RLX_K_layernorm_f32, node);
+        t = rlx_thunk_new(L->tl, RLX_K_layernorm_f32, node);
         int has_bias = n->nin > 2 && n->in[2] >= 0;
-        add_in(L, t, n->in[0]);
-        add_in(L, t, n->in[1]);
-        if (has_bias) add_in(L, t, n->in[2]);
-        add_out(L, t, n->out[0]);
-        set_i(t, "outer", prod(x->dims, 0, axis));
-        set_i(t, "inner", prod(x->dims, axis, x->rank));
-        set_f(t, "eps", rlx_attr_f(n, "epsilon", 1e-5));
-        set_i(t, "has_bias", has_bias);
+        rlx_tk_in(L, t, n->in[0]);
+        rlx_tk_in(L, t, n->in[1]);
+        if (has_bias) rlx_tk_in(L, t, n->in[2]);
+        rlx_tk_out(L, t, n->out[0]);
+        rlx_tk_i(t, "outer", rlx_prod(x->dims, 0, axis));
+        rlx_tk_i(t, "inner", rlx_prod(x->dims, axis, x->rank));
+        rlx_tk_f(t, "eps", rlx_attr_f(n, "epsilon", 1e-5));
+        rlx_tk_i(t, "has_bias", has_bias);
         return;
     }
     case RLX_OP_SOFTMAX:
     case RLX_OP_LOGSOFTMAX: {
         int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", -1), x->rank);
         if (!rlx_value_numel(x)) return;
-        t = thunk_new(L->tl, RLX_K_softmax_f32, node);
-        add_in(L, t, n->in[0]);
-        add_out(L, t, n->out[0]);
+        t = rlx_thunk_new(L->tl, RLX_K_softmax_f32, node);
+        rlx_tk_in(L, t, n->in[0]);
+        rlx_tk_out(L, t, n->out[0]);
         set_axis_split(t, x, axis);
         if (rlx_attr_i(n, "legacy_2d", 0)) {
             /* ONNX < 13: the input is coerced to 2-D at axis */
-            set_i(t, "outer", prod(x->dims, 0, axis));
-            set_i(t, "axis_len", prod(x->dims, axis, x->rank));
-            set_i(t, "inner", 1);
+            rlx_tk_i(t, "outer", rlx_prod(x->dims, 0, axis));
+            rlx_tk_i(t, "axis_len", rlx_prod(x->dims, axis, x->rank));
+            rlx_tk_i(t, "inner", 1);
         }
-        set_i(t, "log", n->op == RLX_OP_LOGSOFTMAX);
+        rlx_tk_i(t, "log", n->op == RLX_OP_LOGSOFTMAX);
         return;
     }
     case RLX_OP_ARGMAX: {
         int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", 0), x->rank);
         if (!rlx_value_numel(val(L, n->out[0]))) return;
-        t = thunk_new(L->tl, RLX_K_argmax_f32, node);
-        add_in(L, t, n->in[0]);
-        add_out(L, t, n->out[0]);
+        t = rlx_thunk_new(L->tl, RLX_K_argmax_f32, node);
+        rlx_tk_in(L, t, n->in[0]);
+        rlx_tk_out(L, t, n->out[0]);
         set_axis_split(t, x, axis);
-        set_i(t, "select_last", rlx_attr_i(n, "select_last_index", 0));
+        rlx_tk_i(t, "select_last", rlx_attr_i(n, "select_last_index", 0));
         return;
     }
     case RLX_OP_TRANSPOSE:
@@ -544,17 +540,18 @@ static void lower_node(Lower *L, int node) {
     case RLX_OP_REDUCESUM:
     case RLX_OP_REDUCEMAX:
     case RLX_OP_REDUCEMIN: lower_reduce(L, node); return;
-    default: rlx_node_error(g, node, "no lowering for this op (internal)");
+    default:
+        if (!rlx_lower_ext(L, node)) rlx_node_error(g, node, "no lowering for this op (internal)");
     }
 }
 
 void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node) {
-    Lower L = {g, plan, tl};
+    RlxLower L = {g, plan, tl};
     lower_node(&L, node);
 }
 
 RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan) {
-    Lower L = {g, plan, rlx_alloc(sizeof(RlxThunkList))};
+    RlxLower L = {g, plan, rlx_alloc(sizeof(RlxThunkList))};
     for (int i = 0; i < g->norder; i++) lower_node(&L, g->order[i]);
     /* Graph outputs that are weights are copied out of the weights space by
      * the run function; nothing to lower for them. */
