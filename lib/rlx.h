@@ -184,6 +184,7 @@ const char *rlx_node_unsupported(const RlxGraph *g, int node, const char *target
 void rlx_constants_to_weights(RlxGraph *g);              /* Constant nodes -> weights */
 void rlx_dce(RlxGraph *g);                               /* drop unused nodes */
 void rlx_schedule(RlxGraph *g);                          /* fills g->order */
+void rlx_schedule_memory(RlxGraph *g);                   /* memsched.c; require: scheduled */
 
 /* shape helpers (infer.c), shared with lowering */
 int rlx_norm_axis(const RlxGraph *g, int node, int64_t axis, int rank);
@@ -213,6 +214,10 @@ typedef struct {
  * size. Values with size 0 get offset 0 and occupy nothing. */
 int64_t rlx_plan_intervals(int n, const int64_t *sizes, const int *first, const int *last, int64_t *off_out);
 RlxPlan *rlx_plan(RlxGraph *g);                          /* require: scheduled */
+/* report.c: --report and --arena-limit */
+void rlx_report_text(const RlxGraph *g, const RlxPlan *p, RlxBuf *out);
+void rlx_report_svg(const RlxGraph *g, const RlxPlan *p, RlxBuf *out);
+void rlx_check_arena_limit(const RlxGraph *g, const RlxPlan *p, int64_t limit);
 /* Asserts the plan's invariants: alignment, every slot inside the arena, no
  * two values with overlapping intervals sharing bytes, weights disjoint. */
 void rlx_plan_verify(const RlxGraph *g, const RlxPlan *p);

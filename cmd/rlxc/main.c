@@ -36,6 +36,9 @@ static const char usage_text[] =
     "                   repeat for each one\n"
     "  -d LETTERS       dump the IR as .rlxg JSON to stderr after passes: r read, i infer,\n"
     "                   l legalize, d dead-code removal, f fusion\n"
+    "  --report PREFIX  write the memory plan as PREFIX.txt (buffers, offsets, lifetimes,\n"
+    "                   what is live at the peak) and PREFIX.svg (lifetimes against offsets)\n"
+    "  --arena-limit N  fail if the arena needs more than N bytes (K, M, G suffixes)\n"
     "  -v               print the time of each pass and the memory plan to stderr\n"
     "  --help           this text\n"
     "  --version        print the version\n";
@@ -43,6 +46,8 @@ static const char usage_text[] =
 typedef struct {
     const char *model, *out, *name, *target, *dump;
     int build, emit_main, verbose, import;
+    const char *report;          /* --report PREFIX */
+    int64_t arena_limit;         /* --arena-limit BYTES, -1 if none */
     int ndims;                   /* --dim NAME=VALUE bindings */
     const char **dim_names;
     int64_t *dim_values;
@@ -239,9 +244,24 @@ static void build_executable(const char *base, const char *exe) {
     ntmp = 0;
 }
 
+/* A byte count: digits, optionally followed by K, M or G (powers of 1024). */
+static int64_t parse_bytes(const char *s) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    int64_t mul = 1;
+    if (*end == 'K' || *end == 'k') mul = 1 << 10, end++;
+    else if (*end == 'M' || *end == 'm') mul = 1 << 20, end++;
+    else if (*end == 'G' || *end == 'g') mul = 1 << 30, end++;
+    if (end == s || *end || errno == ERANGE || v < 0 || v > INT64_MAX / mul)
+        rlx_error("rlxc: --arena-limit wants a byte count like 65536 or 64K, not '%s'", s);
+    return (int64_t)v * mul;
+}
+
 static int parse_args(int argc, char **argv, Args *a) {
     memset(a, 0, sizeof *a);
     a->target = "c";
+    a->arena_limit = -1;
     a->dim_names = rlx_alloc(sizeof(char *) * (size_t)argc);
     a->dim_values = rlx_alloc(sizeof(int64_t) * (size_t)argc);
     int i = 1;
@@ -264,6 +284,8 @@ static int parse_args(int argc, char **argv, Args *a) {
         else if (!strcmp(s, "-d") && has) a->dump = argv[++i];
         else if (!strcmp(s, "--dim") && has) add_dim(a, argv[++i]);
         else if (!strcmp(s, "--build")) a->build = 1;
+        else if (!strcmp(s, "--report") && has) a->report = argv[++i];
+        else if (!strcmp(s, "--arena-limit") && has) a->arena_limit = parse_bytes(argv[++i]);
         else if (!strcmp(s, "--emit-main")) a->emit_main = 1;
         else if (!strcmp(s, "-v")) a->verbose = 1;
         else if (s[0] == '-' && s[1]) rlx_error("rlxc: unknown option '%s' (see rlxc --help)", s);
@@ -309,9 +331,12 @@ static void compile(const Args *a) {
     rlx_schedule(g);
     pass_done("fuse");
     dump_if(a, 'f', g);
+    rlx_schedule_memory(g);
+    pass_done("schedule");
     RlxPlan *plan = rlx_plan(g);
     pass_done("plan");
     if (verbose) rlx_plan_print(g, plan, stderr);
+    if (a->arena_limit >= 0) rlx_check_arena_limit(g, plan, a->arena_limit);
     RlxThunkList *tl = rlx_lower(g, plan);
     pass_done("lower");
 
@@ -325,11 +350,22 @@ static void compile(const Args *a) {
     rlx_codegen_c(g, plan, tl, &opt, &c, &h);
     pass_done("codegen");
 
-    const char *finals[3] = {rlx_fmt("%s.c", base), rlx_fmt("%s.h", base), rlx_fmt("%s.weights", base)};
+    const char *finals[5] = {rlx_fmt("%s.c", base), rlx_fmt("%s.h", base), rlx_fmt("%s.weights", base)};
     write_temp(finals[0], c.data, c.len);
     write_temp(finals[1], h.data, h.len);
     write_temp(finals[2], wimg.data, wimg.len);
-    commit_temps(finals, 3);
+    int nfinal = 3;
+    if (a->report) {
+        RlxBuf txt = {0}, svg = {0};
+        rlx_report_text(g, plan, &txt);
+        rlx_report_svg(g, plan, &svg);
+        finals[3] = rlx_fmt("%s.txt", a->report);
+        finals[4] = rlx_fmt("%s.svg", a->report);
+        write_temp(finals[3], txt.data, txt.len);
+        write_temp(finals[4], svg.data, svg.len);
+        nfinal = 5;
+    }
+    commit_temps(finals, nfinal);
     if (a->build) {
         /* the sources are in place; a failed build removes them again */
         for (int i = 0; i < 3; i++) tmp_paths[ntmp++] = finals[i];
