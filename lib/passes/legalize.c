@@ -118,6 +118,8 @@ static const Support support[] = {
     /* ---- family quant ---- */
 
     /* ---- family loss ---- */
+    {RLX_OP_NLLLOSS,        5u,     0, {FLOATS,    0, 0, 0}},   /* input, weight */
+    {RLX_OP_SCELOSS,        5u,     0, {FLOATS,    0, 0, 0}},
 
     /* ---- family ctrl ---- */
 };
