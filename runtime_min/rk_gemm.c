@@ -1,0 +1,635 @@
+/* rk_gemm.c - single-precision GEMM (rk_gemm.h), blocked the BLIS way.
+ *
+ * The loops, outermost first, over global block grids:
+ *
+ *   jc: columns of C in blocks of NC        (op(B) block, KC x NC, sits in L3)
+ *    pc: the sum over K in blocks of kc     (kc = K split evenly in <= KC pieces)
+ *     pack op(B)[pc.., jc..] into NR-wide micro-panels  (skipped if pre-packed)
+ *     ic: rows of C in blocks of MC        (op(A) block, MC x kc, sits in L2)
+ *      pack op(A)[ic.., pc..] into MR-tall micro-panels  (skipped if pre-packed)
+ *      jr: NR-wide micro-panel of B         (kc x NR, sits in L1)
+ *       ir: MR-tall micro-panel of A: the micro-kernel adds A_panel * B_panel
+ *           (an MR x NR tile held in registers over the kc loop) into C.
+ *
+ * Packed layouts (floats; the run-time packing writes the same into scratch):
+ *   op(B), N x K:  block (jc, pc) at jc*K + pc*ncr, ncr = NC or the last block's
+ *     width rounded up to NR; in it, micro-panel q (columns jc + q*NR ..) at
+ *     q*NR*kc; element (k, j) of the panel at k*NR + j; padding columns are 0.
+ *   op(A), M x K:  block (ic, pc) at ic*K + pc*mcr; micro-panel r at r*MR*kc;
+ *     element (k, i) at k*MR + i; padding rows are 0.
+ * Hence packed sizes K*roundup(N, NR) and K*roundup(M, MR) floats.
+ *
+ * Every output element is computed the same way wherever its tile lies: the
+ * micro-kernel accumulates k in order within a kc block in one register lane,
+ * then stores alpha*acc (+ beta*C on the first block, + C on later ones).
+ * Edge tiles run the same kernel into a small buffer, so full and partial
+ * tiles, pre-packed and packed-here operands, and any thread split (which
+ * only cuts along MR/NR-aligned tile boundaries) give identical bits.
+ *
+ * Two micro-kernels, chosen at compile time: AVX2+FMA intrinsics (6 x 16, 12
+ * accumulators) when the compiler targets them, else plain C that compilers
+ * auto-vectorize. Both use the same MR/NR so the packed layout never depends
+ * on compiler flags. For few rows and untransposed B, B is read in place
+ * (packing it would cost as much as the product); only its ragged last
+ * columns are packed.
+ */
+#include "rk_gemm.h"
+
+#include <string.h>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define RK_GEMM_AVX2 1
+#else
+#define RK_GEMM_AVX2 0
+#endif
+
+#if defined(__GNUC__)
+#define RK_INLINE static inline __attribute__((always_inline))
+#else
+#define RK_INLINE static inline
+#endif
+
+enum {
+    MR = 6,       /* rows of a register tile */
+    NR = 16,      /* columns of a register tile (two 8-float vectors) */
+    KC = 256,     /* at most this much of K per block */
+    MC = 144,     /* rows of an A block (multiple of MR) */
+    NC = 2048,    /* columns of a B block (multiple of NR) */
+    DIRECT_B_MAX_M = 2 * MR,  /* read B in place up to this many rows, */
+    DIRECT_B_MAX_M_ODD_LDB = 4 * MR   /* or this many if its row stride allows */
+};
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t roundup(int64_t x, int64_t r) { return (x + r - 1) / r * r; }
+
+/* K is cut into the fewest blocks of at most KC, all of (nearly) equal size. */
+static int64_t kc_step(int64_t k) {
+    if (k <= 0) return 1;
+    int64_t nblocks = (k + KC - 1) / KC;
+    return (k + nblocks - 1) / nblocks;
+}
+
+static float *align64(void *p) {
+    uintptr_t u = (uintptr_t)p;
+    return (float *)((u + 63) & ~(uintptr_t)63);
+}
+
+size_t rk_sgemm_scratch_size(int64_t m, int64_t n, int64_t k) {
+    if (m <= 0 || n <= 0 || k <= 0) return 0;
+    int64_t kc = kc_step(k);
+    int64_t a_floats = roundup(min64(m, MC), MR) * kc;
+    int64_t b_floats = roundup(min64(n, NC), NR) * kc;
+    return (size_t)(a_floats + b_floats) * sizeof(float) + 2 * 64;
+}
+
+size_t rk_sgemm_packed_b_size(int64_t n, int64_t k) {
+    if (n <= 0 || k <= 0) return 0;
+    return (size_t)roundup(n, NR) * (size_t)k * sizeof(float);
+}
+
+size_t rk_sgemm_packed_a_size(int64_t m, int64_t k) {
+    if (m <= 0 || k <= 0) return 0;
+    return (size_t)roundup(m, MR) * (size_t)k * sizeof(float);
+}
+
+/* ---- packing ----
+ * Both packings turn rows of the source into columns of the panel: with AVX2
+ * they go through 8 x 8 register transposes, else through scalar loops. */
+
+#if RK_GEMM_AVX2
+/* r[i] (row i, 8 floats) -> r[p] = column p. */
+RK_INLINE void transpose8(__m256 r[8]) {
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+#endif
+
+/* kc consecutive floats from each of `rows` source rows (row stride ld)
+ * become kc groups of `width` floats at dst (dst[p*width + i] = src_i[p]);
+ * rows .. width-1 of each group are zero. */
+static void pack_rows_to_columns(int64_t rows, int width, int64_t kc, const float *src, int64_t ld, float *dst) {
+    int64_t p0 = 0;
+#if RK_GEMM_AVX2
+    if (rows == width && width == MR) {
+        /* 8 k at a time; each 8-float store spills 2 floats into the next
+         * group, which the next store overwrites: stop 8 before the end */
+        for (; p0 + 8 < kc; p0 += 8) {
+            __m256 r[8];
+            for (int i = 0; i < MR; i++) {
+                _mm_prefetch((const char *)(src + i * ld + p0 + 64), _MM_HINT_T0);
+                r[i] = _mm256_loadu_ps(src + i * ld + p0);
+            }
+            r[6] = r[7] = _mm256_setzero_ps();
+            transpose8(r);
+            for (int p = 0; p < 8; p++) _mm256_storeu_ps(dst + (p0 + p) * MR, r[p]);
+        }
+    } else if (rows == width && width == NR) {
+        for (; p0 + 8 <= kc; p0 += 8) {
+            __m256 lo[8], hi[8];
+            for (int i = 0; i < 8; i++) {
+                _mm_prefetch((const char *)(src + i * ld + p0 + 64), _MM_HINT_T0);
+                _mm_prefetch((const char *)(src + (i + 8) * ld + p0 + 64), _MM_HINT_T0);
+                lo[i] = _mm256_loadu_ps(src + i * ld + p0);
+                hi[i] = _mm256_loadu_ps(src + (i + 8) * ld + p0);
+            }
+            transpose8(lo);
+            transpose8(hi);
+            for (int p = 0; p < 8; p++) {
+                _mm256_storeu_ps(dst + (p0 + p) * NR, lo[p]);
+                _mm256_storeu_ps(dst + (p0 + p) * NR + 8, hi[p]);
+            }
+        }
+    }
+#endif
+    for (int64_t i = 0; i < rows; i++) {
+        const float *s = src + i * ld;
+        for (int64_t p = p0; p < kc; p++) dst[p * width + i] = s[p];
+    }
+    for (int64_t i = rows; i < width; i++)
+        for (int64_t p = p0; p < kc; p++) dst[p * width + i] = 0.0f;
+}
+
+/* kc source rows (stride ld) of `cols` consecutive floats become kc groups
+ * of `width` floats at dst, zero-padded. */
+static void pack_rows_as_rows(int64_t cols, int width, int64_t kc, const float *src, int64_t ld, float *dst) {
+    for (int64_t p = 0; p < kc; p++) {
+        const float *s = src + p * ld;
+        float *d = dst + p * width;
+        if (cols == width) {
+            memcpy(d, s, (size_t)width * sizeof(float));
+        } else {
+            for (int64_t j = 0; j < cols; j++) d[j] = s[j];
+            for (int64_t j = cols; j < width; j++) d[j] = 0.0f;
+        }
+    }
+}
+
+/* op(A)[i0 .. i0+mc, p0 .. p0+kc] into MR-tall micro-panels at dst. */
+static void pack_a_block(int64_t mc, int64_t kc, const float *a, int64_t lda, int trans, int64_t i0, int64_t p0,
+                         float *dst) {
+    for (int64_t ir = 0; ir < mc; ir += MR) {
+        int64_t mr = min64(MR, mc - ir);
+        if (!trans) pack_rows_to_columns(mr, MR, kc, a + (i0 + ir) * lda + p0, lda, dst + ir * kc);
+        else pack_rows_as_rows(mr, MR, kc, a + p0 * lda + i0 + ir, lda, dst + ir * kc);
+    }
+}
+
+/* op(B)[p0 .. p0+kc, j0 .. j0+nc] into NR-wide micro-panels at dst.
+ * Untransposed, it goes 8 rows of B at a time across all panels: panel by
+ * panel down all kc rows touches kc lines one row stride apart, and a power
+ * of two stride (N = 1024) makes them fight over a few cache sets (4x slower). */
+static void pack_b_block(int64_t nc, int64_t kc, const float *b, int64_t ldb, int trans, int64_t p0, int64_t j0,
+                         float *dst) {
+    if (!trans) {
+        for (int64_t pp = 0; pp < kc; pp += 8) {
+            int64_t rows = min64(8, kc - pp);
+            for (int64_t jr = 0; jr < nc; jr += NR)
+                pack_rows_as_rows(min64(NR, nc - jr), NR, rows, b + (p0 + pp) * ldb + j0 + jr, ldb,
+                                  dst + jr * kc + pp * NR);
+        }
+        return;
+    }
+    for (int64_t jr = 0; jr < nc; jr += NR)
+        pack_rows_to_columns(min64(NR, nc - jr), NR, kc, b + (j0 + jr) * ldb + p0, ldb, dst + jr * kc);
+}
+
+void rk_sgemm_pack_b(int64_t n, int64_t k, const float *b, int64_t ldb, int trans_b, float *packed_b) {
+    if (n <= 0 || k <= 0) return;
+    int64_t kcs = kc_step(k);
+    for (int64_t jc = 0; jc < n; jc += NC) {
+        int64_t nc = min64(NC, n - jc), ncr = roundup(nc, NR);
+        for (int64_t pc = 0; pc < k; pc += kcs) {
+            int64_t kc = min64(kcs, k - pc);
+            pack_b_block(nc, kc, b, ldb, trans_b, pc, jc, packed_b + jc * k + pc * ncr);
+        }
+    }
+}
+
+void rk_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t lda, int trans_a, float *packed_a) {
+    if (m <= 0 || k <= 0) return;
+    int64_t kcs = kc_step(k);
+    for (int64_t ic = 0; ic < m; ic += MC) {
+        int64_t mc = min64(MC, m - ic), mcr = roundup(mc, MR);
+        for (int64_t pc = 0; pc < k; pc += kcs) {
+            int64_t kc = min64(kcs, k - pc);
+            pack_a_block(mc, kc, a, lda, trans_a, ic, pc, packed_a + ic * k + pc * mcr);
+        }
+    }
+}
+
+/* ---- micro-kernels ----
+ * tile(mr x nr of C at c, row stride ldc) = alpha * sum_k a[k*MR + i] * b[k*brs + j]
+ *                                           + (read_c ? beta * tile : 0)
+ * The kernels may compute (and the AVX2 one stores) more rows/columns than
+ * mr/nr only where the caller passes a full-size buffer. */
+
+#if RK_GEMM_AVX2
+
+/* rows: 1..MR, nv: 1 or 2 vectors of 8 columns; constants after inlining. */
+RK_INLINE void kernel_avx2(int rows, int nv, int64_t kc, const float *a, const float *b, int64_t brs, float *c,
+                           int64_t ldc, float alpha, float beta, int read_c) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    for (int i = 0; i < rows; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+    for (int64_t p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = nv > 1 ? _mm256_loadu_ps(b + 8) : b0, av;
+        _mm_prefetch((const char *)(a + 8 * MR), _MM_HINT_T0);
+#define RK_ROW(i, lo, hi)                                   \
+        if (rows > i) {                                     \
+            av = _mm256_broadcast_ss(a + i);                \
+            lo = _mm256_fmadd_ps(av, b0, lo);               \
+            if (nv > 1) hi = _mm256_fmadd_ps(av, b1, hi);   \
+        }
+        RK_ROW(0, c00, c01)
+        RK_ROW(1, c10, c11)
+        RK_ROW(2, c20, c21)
+        RK_ROW(3, c30, c31)
+        RK_ROW(4, c40, c41)
+        RK_ROW(5, c50, c51)
+#undef RK_ROW
+        a += MR;
+        b += brs;
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(read_c ? beta : 0.0f);
+#define RK_STORE(i, lo, hi)                                                              \
+    if (rows > i) {                                                                      \
+        float *ci = c + i * ldc;                                                         \
+        __m256 r0 = _mm256_mul_ps(va, lo);                                               \
+        if (read_c) r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci), r0);                   \
+        _mm256_storeu_ps(ci, r0);                                                        \
+        if (nv > 1) {                                                                    \
+            __m256 r1 = _mm256_mul_ps(va, hi);                                           \
+            if (read_c) r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci + 8), r1);           \
+            _mm256_storeu_ps(ci + 8, r1);                                                \
+        }                                                                                \
+    }
+    RK_STORE(0, c00, c01)
+    RK_STORE(1, c10, c11)
+    RK_STORE(2, c20, c21)
+    RK_STORE(3, c30, c31)
+    RK_STORE(4, c40, c41)
+    RK_STORE(5, c50, c51)
+#undef RK_STORE
+}
+
+/* Ragged last columns (nr <= 8): one vector of B feeds two A micro-panels
+ * (6 + rows2 rows), so that 12 independent sums hide the FMA latency that
+ * 6 cannot. Each element still sees exactly kernel_avx2's operations. */
+RK_INLINE void kernel_avx2_tall(int rows2, int64_t kc, const float *a0, const float *a1, const float *b, int64_t brs,
+                                float *c, int64_t ldc, float alpha, float beta, int read_c) {
+    __m256 x0 = _mm256_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0;
+    __m256 y0 = x0, y1 = x0, y2 = x0, y3 = x0, y4 = x0, y5 = x0;
+    for (int64_t p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_loadu_ps(b);
+        x0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a0 + 0), b0, x0);
+        x1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a0 + 1), b0, x1);
+        x2 = _mm256_fmadd_ps(_mm256_broadcast_ss(a0 + 2), b0, x2);
+        x3 = _mm256_fmadd_ps(_mm256_broadcast_ss(a0 + 3), b0, x3);
+        x4 = _mm256_fmadd_ps(_mm256_broadcast_ss(a0 + 4), b0, x4);
+        x5 = _mm256_fmadd_ps(_mm256_broadcast_ss(a0 + 5), b0, x5);
+        if (rows2 > 0) y0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 0), b0, y0);
+        if (rows2 > 1) y1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 1), b0, y1);
+        if (rows2 > 2) y2 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 2), b0, y2);
+        if (rows2 > 3) y3 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 3), b0, y3);
+        if (rows2 > 4) y4 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 4), b0, y4);
+        if (rows2 > 5) y5 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 5), b0, y5);
+        a0 += MR;
+        a1 += MR;
+        b += brs;
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(read_c ? beta : 0.0f);
+#define RK_STORE1(i, acc)                                                                \
+    if (i < MR + rows2) {                                                                \
+        float *ci = c + i * ldc;                                                         \
+        __m256 r0 = _mm256_mul_ps(va, acc);                                              \
+        if (read_c) r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci), r0);                   \
+        _mm256_storeu_ps(ci, r0);                                                        \
+    }
+    RK_STORE1(0, x0)
+    RK_STORE1(1, x1)
+    RK_STORE1(2, x2)
+    RK_STORE1(3, x3)
+    RK_STORE1(4, x4)
+    RK_STORE1(5, x5)
+    RK_STORE1(6, y0)
+    RK_STORE1(7, y1)
+    RK_STORE1(8, y2)
+    RK_STORE1(9, y3)
+    RK_STORE1(10, y4)
+    RK_STORE1(11, y5)
+#undef RK_STORE1
+}
+
+/* Two A micro-panels (a0 full, a1 with rows2 rows) against 8 columns. */
+static void micro_kernel_tall(int rows2, int64_t kc, const float *a0, const float *a1, const float *b, int64_t brs,
+                              float *c, int64_t ldc, float alpha, float beta, int read_c) {
+    switch (rows2) {
+    case 1: kernel_avx2_tall(1, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    case 2: kernel_avx2_tall(2, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    case 3: kernel_avx2_tall(3, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    case 4: kernel_avx2_tall(4, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    case 5: kernel_avx2_tall(5, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    default: kernel_avx2_tall(MR, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    }
+}
+#define RK_HAVE_TALL 1
+
+#define RK_KERNEL_CASE(r)                                                                        \
+    case r:                                                                                      \
+        if (nv == 2) kernel_avx2(r, 2, kc, a, b, brs, c, ldc, alpha, beta, read_c);              \
+        else kernel_avx2(r, 1, kc, a, b, brs, c, ldc, alpha, beta, read_c);                      \
+        break;
+
+/* Runs the kernel specialised for `rows` rows and nv vectors. */
+static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const float *b, int64_t brs, float *c,
+                         int64_t ldc, float alpha, float beta, int read_c) {
+    switch (rows) {
+    RK_KERNEL_CASE(1)
+    RK_KERNEL_CASE(2)
+    RK_KERNEL_CASE(3)
+    RK_KERNEL_CASE(4)
+    RK_KERNEL_CASE(5)
+    default:
+        if (nv == 2) kernel_avx2(MR, 2, kc, a, b, brs, c, ldc, alpha, beta, read_c);
+        else kernel_avx2(MR, 1, kc, a, b, brs, c, ldc, alpha, beta, read_c);
+        break;
+    }
+}
+#undef RK_KERNEL_CASE
+
+#else /* portable C */
+
+#define RK_HAVE_TALL 0
+
+#if defined(__GNUC__)
+/* GCC/Clang vector extension: 4-float vectors map to SSE2 on any x86-64 and
+ * NEON on ARM, and keep the 6 x 8 block of sums in 12 registers, which plain
+ * loops leave to the whims of the vectorizer (gcc -O3 ran them 4x slower). */
+typedef float rk_v4 __attribute__((vector_size(16)));
+
+static rk_v4 v4_load(const float *p) {
+    rk_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const float *b, int64_t brs, float *c,
+                         int64_t ldc, float alpha, float beta, int read_c) {
+    for (int half = 0; half < nv; half++) {
+        rk_v4 acc[MR][2];
+        const float *bh = b + 8 * half;
+        for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = (rk_v4){0, 0, 0, 0};
+        for (int64_t p = 0; p < kc; p++) {
+            const float *ap = a + p * MR;
+            rk_v4 b0 = v4_load(bh + p * brs), b1 = v4_load(bh + p * brs + 4), av;
+            /* unrolled by hand: gcc -O2 does not, and then keeps acc in memory */
+#define RK_ROW4(i)                                  \
+            av = (rk_v4){ap[i], ap[i], ap[i], ap[i]}; \
+            acc[i][0] += av * b0;                     \
+            acc[i][1] += av * b1;
+            RK_ROW4(0)
+            RK_ROW4(1)
+            RK_ROW4(2)
+            RK_ROW4(3)
+            RK_ROW4(4)
+            RK_ROW4(5)
+#undef RK_ROW4
+        }
+        for (int i = 0; i < rows; i++) {
+            float *ci = c + i * ldc + 8 * half, sums[8];
+            memcpy(sums, acc[i], sizeof sums);
+            for (int j = 0; j < 8; j++) {
+                float r = alpha * sums[j];
+                ci[j] = read_c ? r + beta * ci[j] : r;
+            }
+        }
+    }
+}
+#else
+/* Eight columns at a time: a 6 x 8 block of sums fits in 12 SSE registers,
+ * where 6 x 16 would spill, and the j loops vectorize at -O2. */
+static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const float *b, int64_t brs, float *c,
+                         int64_t ldc, float alpha, float beta, int read_c) {
+    for (int half = 0; half < nv; half++) {
+        float acc[MR][8];
+        const float *bh = b + 8 * half;
+        for (int i = 0; i < MR; i++)
+            for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
+        for (int64_t p = 0; p < kc; p++) {
+            const float *bp = bh + p * brs, *ap = a + p * MR;
+            for (int i = 0; i < MR; i++)
+                for (int j = 0; j < 8; j++) acc[i][j] += ap[i] * bp[j];
+        }
+        for (int i = 0; i < rows; i++) {
+            float *ci = c + i * ldc + 8 * half;
+            for (int j = 0; j < 8; j++) {
+                float r = alpha * acc[i][j];
+                ci[j] = read_c ? r + beta * ci[j] : r;
+            }
+        }
+    }
+}
+#endif
+
+#endif
+
+/* ---- the blocked driver ---- */
+
+typedef struct {
+    const rk_sgemm_args *g;
+    int64_t m0, m1, n0, n1;   /* this call's share of C: MR/NR-aligned starts */
+    float *pack_a, *pack_b;   /* scratch, 64-byte aligned */
+} gemm_part;
+
+/* One macro tile: C[mc x nc] (+)= A block * B block. Full B micro-panels are
+ * at pb + q*panel_stride with row stride brs; a ragged last one (if any) at
+ * pb_tail with row stride NR. */
+static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, const float *pb,
+                         int64_t panel_stride, int64_t brs, const float *pb_tail, float *c, int64_t ldc, float alpha,
+                         float beta, int read_c) {
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+        int64_t nr = min64(NR, nc - jr);
+        const float *bp = nr == NR ? pb + (jr / NR) * panel_stride : pb_tail;
+        int64_t bstride = nr == NR ? brs : NR;
+        int nv = nr > 8 ? 2 : 1;
+        for (int64_t ir = 0; ir < mc;) {
+            int rows = (int)min64(MR, mc - ir);
+            const float *ap = pa + ir * kc;
+            float *ct = c + ir * ldc + jr;
+            int tall = 0;
+#if RK_HAVE_TALL
+            /* two row tiles at once for 8 or fewer columns */
+            if (nv == 1 && rows == MR && ir + MR < mc) tall = 1;
+#endif
+            int all_rows = tall ? (int)min64(2 * MR, mc - ir) : rows;
+            float tile[2 * MR * NR];
+            float *dst = ct;
+            int64_t ldd = ldc;
+            if (nr != NR && nr != 8) {
+                /* ragged columns: the same kernel on a full-width copy */
+                dst = tile;
+                ldd = NR;
+                if (read_c)
+                    for (int i = 0; i < all_rows; i++) memcpy(tile + i * NR, ct + i * ldc, (size_t)nr * sizeof(float));
+            }
+#if RK_HAVE_TALL
+            if (tall)
+                micro_kernel_tall(all_rows - MR, kc, ap, ap + MR * kc, bp, bstride, dst, ldd, alpha, beta, read_c);
+            else
+#endif
+                micro_kernel(rows, nv, kc, ap, bp, bstride, dst, ldd, alpha, beta, read_c);
+            if (dst == tile)
+                for (int i = 0; i < all_rows; i++) memcpy(ct + i * ldc, tile + i * NR, (size_t)nr * sizeof(float));
+            ir += all_rows;
+        }
+    }
+}
+
+static void gemm_part_run(const gemm_part *part) {
+    const rk_sgemm_args *g = part->g;
+    int64_t m = g->m, n = g->n, k = g->k, kcs = kc_step(k);
+    /* In place, a B panel is kc lines one row stride apart: fine unless the
+     * stride is a multiple of 2 KB, whose lines crowd into a few cache sets. */
+    int64_t rows = part->m1 - part->m0;
+    int direct_b = !g->packed_b && !g->trans_b &&
+                   (rows <= DIRECT_B_MAX_M || (rows <= DIRECT_B_MAX_M_ODD_LDB && g->ldb % 512 != 0));
+    for (int64_t jc = part->n0 / NC * NC; jc < part->n1; jc += NC) {
+        int64_t j_lo = jc > part->n0 ? jc : part->n0, j_hi = min64(jc + NC, part->n1);
+        int64_t nc = j_hi - j_lo, ncr = roundup(min64(NC, n - jc), NR);
+        for (int64_t pc = 0; pc < k; pc += kcs) {
+            int64_t kc = min64(kcs, k - pc);
+            const float *pb, *pb_tail;
+            int64_t panel_stride, brs;
+            if (g->packed_b) {
+                pb = g->packed_b + jc * k + pc * ncr + (j_lo - jc) * kc;
+                panel_stride = NR * kc;
+                brs = NR;
+                pb_tail = pb + nc / NR * panel_stride;
+            } else if (direct_b) {
+                pb = g->b + pc * g->ldb + j_lo;
+                panel_stride = NR;
+                brs = g->ldb;
+                pb_tail = part->pack_b;
+                if (nc % NR) pack_b_block(nc % NR, kc, g->b, g->ldb, 0, pc, j_lo + nc / NR * NR, part->pack_b);
+            } else {
+                pack_b_block(nc, kc, g->b, g->ldb, g->trans_b, pc, j_lo, part->pack_b);
+                pb = part->pack_b;
+                panel_stride = NR * kc;
+                brs = NR;
+                pb_tail = pb + nc / NR * panel_stride;
+            }
+            int read_c = pc > 0 || g->beta != 0.0f;
+            float beta = pc > 0 ? 1.0f : g->beta;
+            for (int64_t ic = part->m0 / MC * MC; ic < part->m1; ic += MC) {
+                int64_t i_lo = ic > part->m0 ? ic : part->m0, i_hi = min64(ic + MC, part->m1);
+                int64_t mc = i_hi - i_lo;
+                const float *pa;
+                if (g->packed_a) {
+                    int64_t mcr = roundup(min64(MC, m - ic), MR);
+                    pa = g->packed_a + ic * k + pc * mcr + (i_lo - ic) * kc;
+                } else {
+                    pack_a_block(mc, kc, g->a, g->lda, g->trans_a, i_lo, pc, part->pack_a);
+                    pa = part->pack_a;
+                }
+                macro_kernel(mc, nc, kc, pa, pb, panel_stride, brs, pb_tail, g->c + i_lo * g->ldc + j_lo, g->ldc,
+                             g->alpha, beta, read_c);
+            }
+        }
+    }
+}
+
+static void part_init(gemm_part *part, const rk_sgemm_args *g, void *scratch) {
+    size_t a_bytes = (size_t)roundup(min64(g->m, MC), MR) * (size_t)kc_step(g->k) * sizeof(float);
+    part->g = g;
+    part->pack_a = align64(scratch);
+    part->pack_b = align64((char *)part->pack_a + a_bytes);
+}
+
+/* C = beta * C for K == 0, where no kernel runs. */
+static void scale_c(const rk_sgemm_args *g) {
+    for (int64_t i = 0; i < g->m; i++) {
+        float *ci = g->c + i * g->ldc;
+        for (int64_t j = 0; j < g->n; j++) ci[j] = g->beta == 0.0f ? 0.0f : g->beta * ci[j];
+    }
+}
+
+typedef struct {
+    const rk_sgemm_args *g;
+    char *scratch;
+    size_t scratch_per_thread;
+    int split_n;             /* split columns (else rows) */
+    int64_t tiles, nthreads; /* tiles of the split dimension (NR or MR each) */
+} gemm_team;
+
+static void gemm_task(void *arg, int tid) {
+    const gemm_team *team = arg;
+    const rk_sgemm_args *g = team->g;
+    gemm_part part;
+    part_init(&part, g, team->scratch + (size_t)tid * team->scratch_per_thread);
+    int64_t t0 = team->tiles * tid / team->nthreads, t1 = team->tiles * (tid + 1) / team->nthreads;
+    if (t0 >= t1) return;
+    part.m0 = 0;
+    part.m1 = g->m;
+    part.n0 = 0;
+    part.n1 = g->n;
+    if (team->split_n) {
+        part.n0 = t0 * NR;
+        part.n1 = min64(t1 * NR, g->n);
+    } else {
+        part.m0 = t0 * MR;
+        part.m1 = min64(t1 * MR, g->m);
+    }
+    gemm_part_run(&part);
+}
+
+void rk_sgemm_ex(const rk_sgemm_args *g, void *scratch, int nthreads, rk_parallel_fn parallel, void *parallel_ctx) {
+    if (g->m <= 0 || g->n <= 0) return;
+    if (g->k <= 0) {
+        scale_c(g);
+        return;
+    }
+    gemm_team team;
+    team.g = g;
+    team.scratch = scratch;
+    team.scratch_per_thread = rk_sgemm_scratch_size(g->m, g->n, g->k);
+    int64_t n_tiles = (g->n + NR - 1) / NR, m_tiles = (g->m + MR - 1) / MR;
+    /* Splitting columns repacks A in every thread, splitting rows repacks B:
+     * split the dimension with more tiles, columns when both are plenty. */
+    team.split_n = n_tiles >= m_tiles || n_tiles >= 8 * (int64_t)nthreads;
+    team.tiles = team.split_n ? n_tiles : m_tiles;
+    team.nthreads = nthreads < 1 ? 1 : nthreads;
+    if (team.nthreads > team.tiles) team.nthreads = team.tiles;
+    if (team.nthreads <= 1 || !parallel) {
+        team.nthreads = 1;
+        gemm_task(&team, 0);
+        return;
+    }
+    parallel(parallel_ctx, (int)team.nthreads, gemm_task, &team);
+}
+
+void rk_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,
+              const float *b, int64_t ldb, int trans_b, float beta, float *c, int64_t ldc, void *scratch) {
+    rk_sgemm_args g = {m, n, k, alpha, beta, a, lda, trans_a, NULL, b, ldb, trans_b, NULL, c, ldc};
+    rk_sgemm_ex(&g, scratch, 1, NULL, NULL);
+}
+
+void rk_sgemm_prepacked(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,
+                        const float *packed_b, float beta, float *c, int64_t ldc, void *scratch) {
+    rk_sgemm_args g = {m, n, k, alpha, beta, a, lda, trans_a, NULL, NULL, 0, 0, packed_b, c, ldc};
+    rk_sgemm_ex(&g, scratch, 1, NULL, NULL);
+}

@@ -1,0 +1,85 @@
+/* rk_gemm.h - single-precision GEMM of runtime_min (rk_gemm.c).
+ *
+ *     C = alpha * op(A) * op(B) + beta * C      all row-major, op(X) = X or X^T
+ *
+ * op(A) is M x K, op(B) is K x N, C is M x N with row stride ldc. A stored
+ * untransposed is M x K with row stride lda, transposed it is K x M (same for
+ * B: K x N, or N x K when trans_b). beta == 0 never reads C, so C may hold
+ * garbage (NaN) on entry. K == 0 gives C = beta * C (C = 0 if beta == 0).
+ *
+ * Nothing here allocates: the pack buffers come from `scratch`, which must hold
+ * rk_sgemm_scratch_size(M, N, K) bytes (per thread for the threaded entry; any
+ * alignment, the code aligns inside it). The size is bounded by a fixed cache
+ * block (under 2.3 MB) whatever the problem size.
+ *
+ * Either operand can be packed ahead of time (at compile time, for weights):
+ * rk_sgemm_pack_b writes op(B) into a caller buffer of rk_sgemm_packed_b_size
+ * bytes, in exactly the layout the run-time packing produces, so a run with a
+ * pre-packed operand is bit-for-bit equal to one without. The layout depends
+ * only on (N, K) (resp. (M, K)) and on constants that do not change with the
+ * compiler flags, so rlxc (built without -mavx2) and a generated model (built
+ * with -march=native) agree on it. Packed data is plain floats, little-endian
+ * like the rest of the weights file.
+ *
+ * Results never depend on the thread count: threads split the output into
+ * disjoint tiles and every output element sees the same sequence of operations.
+ */
+#ifndef RK_GEMM_H
+#define RK_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fork-join callback of the caller's thread pool: runs task(arg, tid) for
+ * tid = 0 .. nthreads-1 (concurrently or not) and returns when all are done. */
+typedef void (*rk_parallel_fn)(void *ctx, int nthreads, void (*task)(void *arg, int tid), void *arg);
+
+/* Everything a GEMM call needs. packed_a / packed_b, when not NULL, replace
+ * a/lda/trans_a (resp. b/ldb/trans_b) and come from rk_sgemm_pack_a/_b with the
+ * same M/N and K. */
+typedef struct {
+    int64_t m, n, k;
+    float alpha, beta;
+    const float *a;
+    int64_t lda;
+    int trans_a;
+    const float *packed_a;
+    const float *b;
+    int64_t ldb;
+    int trans_b;
+    const float *packed_b;
+    float *c;
+    int64_t ldc;
+} rk_sgemm_args;
+
+/* Bytes of scratch one thread needs for an M x N x K product. */
+size_t rk_sgemm_scratch_size(int64_t m, int64_t n, int64_t k);
+
+/* C = alpha * op(A) * op(B) + beta * C, one thread. */
+void rk_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,
+              const float *b, int64_t ldb, int trans_b, float beta, float *c, int64_t ldc, void *scratch);
+
+/* Pre-packed B: bytes of the packed form of a K x N op(B); packing it; using it. */
+size_t rk_sgemm_packed_b_size(int64_t n, int64_t k);
+void rk_sgemm_pack_b(int64_t n, int64_t k, const float *b, int64_t ldb, int trans_b, float *packed_b);
+void rk_sgemm_prepacked(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,
+                        const float *packed_b, float beta, float *c, int64_t ldc, void *scratch);
+
+/* Pre-packed A (convolution weights, M = output channels): the same for an M x K op(A). */
+size_t rk_sgemm_packed_a_size(int64_t m, int64_t k);
+void rk_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t lda, int trans_a, float *packed_a);
+
+/* The general entry: any mix of pre-packed operands, on up to nthreads threads
+ * driven by `parallel` (NULL or nthreads <= 1: the calling thread only).
+ * scratch holds nthreads * rk_sgemm_scratch_size(m, n, k) bytes. */
+void rk_sgemm_ex(const rk_sgemm_args *args, void *scratch, int nthreads, rk_parallel_fn parallel,
+                 void *parallel_ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
