@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""make_cases.py OUTDIR - writes the malformed ONNX models of expect.txt.
+
+Each model is valid ONNX except for the one defect its name says, so the
+message rlxc gives must be about that defect. Most are built with
+onnx.helper (python3-onnx); the ones below the protobuf layer (truncated,
+bad wire types, nesting) are raw bytes. The checker is never run: several
+defects are ones it would reject first.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+out = sys.argv[1] if len(sys.argv) > 1 else "build/malformed_onnx"
+os.makedirs(out, exist_ok=True)
+
+
+def vi(name, shape, elem=T.FLOAT):
+    return h.make_tensor_value_info(name, elem, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13, name="g"):
+    g = h.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def save(name, m):
+    data = m if isinstance(m, bytes) else m.SerializeToString()
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(data)
+
+
+relu = model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", [2, 3])], [vi("y", [2, 3])])
+good = relu.SerializeToString()
+
+# ---- below the protobuf layer ----
+save("empty.onnx", b"")
+save("truncated.onnx", good[: len(good) // 2])
+# field 1 with wire type 7 (no such wire type), then junk
+save("bad_wire_type.onnx", b"\x0f\xff\xfe\xfd" + b"\x00" * 8)
+# field 7 (graph, a message) sent as a varint
+save("graph_as_varint.onnx", b"\x08\x08\x38\x01")
+# a length running past the end of the file
+save("bad_length.onnx", b"\x3a\xff\xff\x03\x0a")
+
+
+
+def varint(n):
+    b = bytearray()
+    while True:
+        x = n & 0x7F
+        n >>= 7
+        b.append(x | (0x80 if n else 0))
+        if not n:
+            return bytes(b)
+
+
+def field(num, payload):
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+
+
+# ModelProto.graph -> (GraphProto.node -> NodeProto.attribute -> AttributeProto.g) x 150: 451 levels
+deep = b""
+for _ in range(150):
+    # GraphProto.node (1) { NodeProto.attribute (5) { AttributeProto.g (6) { deep } } }
+    deep = field(1, field(5, field(6, deep)))
+save("deep_nesting.onnx", varint(1 << 3) + varint(8) + field(7, deep))
+# valid protobuf, but no graph
+save("no_graph.onnx", varint(1 << 3) + varint(8))
+
+# ---- model-level defects ----
+m = model([h.make_node("Relu", ["nope"], ["y"], name="r")], [vi("x", [2, 3])], [vi("y", [2, 3])])
+save("dangling_input.onnx", m)
+
+def with_dims(t, dims):
+    """onnx.helper checks the data against the dims: set the bad dims after."""
+    del t.dims[:]
+    t.dims.extend(dims)
+    return t
+
+
+w = with_dims(h.make_tensor("w", T.FLOAT, [5], [1, 2, 3, 4, 5]), [2, 3])
+save("init_count.onnx", model([h.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])], [w]))
+
+w = with_dims(h.make_tensor("w", T.FLOAT, [5], np.zeros(5, np.float32).tobytes(), raw=True), [2, 3])
+save("init_raw_size.onnx", model([h.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])], [w]))
+
+w = with_dims(h.make_tensor("w", T.FLOAT, [0], []), [-2, 3])
+save("negative_dim_init.onnx", model([h.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])], [w]))
+
+save("negative_dim_input.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x", [2, -3])], [vi("y", None)]))
+
+s = h.make_tensor("s", T.STRING, [2], [b"a", b"b"])
+save("string_tensor.onnx", model([h.make_node("Identity", ["s"], ["y"])], [], [vi("y", None)], [s]))
+
+save("opset6.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])], opset=6))
+save("opset18.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])], opset=18))
+
+w = with_dims(h.make_tensor("w", T.FLOAT, [0], []), [2, 3])
+w.data_location = T.EXTERNAL
+e = w.external_data.add()
+e.key, e.value = "location", "weights.bin"
+save("external_data.onnx", model([h.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])], [w]))
+
+save("unbound_dims.onnx", model([h.make_node("Add", ["x", "z"], ["y"])],
+                                [vi("x", ["N", "seq"]), vi("z", ["N", 3, "batch"])], [vi("y", None)]))
+
+save("unsupported_ops.onnx", model([h.make_node("Foo", ["x"], ["a"], name="a"),
+                                    h.make_node("Relu", ["a"], ["r"], name="ok"),
+                                    h.make_node("Bar", ["r"], ["c"], name="c"),
+                                    h.make_node("Foo", ["c"], ["y"], name="b")],
+                                   [vi("x", [2, 3])], [vi("y", None)]))
+
+seq = h.make_tensor_sequence_value_info("x", T.FLOAT, [2, 3])
+save("sequence_input.onnx", model([h.make_node("Identity", ["x"], ["y"])], [seq], [vi("y", None)]))
+
+body = h.make_graph([h.make_node("Relu", ["t"], ["u"])], "body", [vi("t", [1])], [vi("u", [1])])
+save("graph_attr.onnx", model([h.make_node("Relu", ["x"], ["y"], name="r", body=body)], [vi("x", [2, 3])],
+                              [vi("y", None)]))
+
+save("produced_twice.onnx", model([h.make_node("Relu", ["x"], ["y"], name="r1"),
+                                   h.make_node("Neg", ["x"], ["y"], name="r2")], [vi("x", [2, 3])], [vi("y", None)]))
+
+save("cast_to_string.onnx", model([h.make_node("Cast", ["x"], ["y"], name="c", to=T.STRING)], [vi("x", [2, 3])],
+                                  [vi("y", None, T.STRING)]))
+
+save("dropout_mask.onnx", model([h.make_node("Dropout", ["x"], ["y", "mask"], name="d")], [vi("x", [2, 3])],
+                                [vi("y", None), vi("mask", None, T.BOOL)]))
+
+w = h.make_tensor("w", T.INT8, [2], [1, 300])
+save("int8_range.onnx", model([h.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2], T.INT8)], [vi("y", None, T.INT8)], [w]))
+
+save("unknown_attr.onnx", model([h.make_node("Relu", ["x"], ["y"], name="r", alpha=0.5)], [vi("x", [2, 3])],
+                                [vi("y", None)]))
