@@ -270,6 +270,7 @@ typedef struct {
     RlxSlot in[16], out[8];
     RlxParam p[64];              /* kernel params, in rk_<name>_params order */
     int np;
+    int64_t scratch;             /* bytes of ctx->scratch the kernel uses per thread */
     /* RLX_K_ELTWISE: */
     RlxEltStep *steps;
     int nsteps;
@@ -279,6 +280,7 @@ typedef struct {
     RlxThunk *t;
     int n, cap;
 } RlxThunkList;
+int64_t rlx_thunks_scratch(const RlxThunkList *tl);       /* the largest per-thread need */
 
 RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan);  /* require: planned */
 void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node);
@@ -303,6 +305,7 @@ typedef struct {
     int emit_main;
     const char *header_name;     /* "model.h", as #included by model.c */
     uint64_t hash;               /* the model hash (rlx_weights_image) */
+    int nthreads;                /* default thread count of the model */
 } RlxCOptions;
 void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl,
                    const RlxCOptions *opt, RlxBuf *c_out, RlxBuf *h_out);

@@ -90,6 +90,7 @@ int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run) 
     const char *weights = NULL, *ins[MAX_IO], *outs[MAX_IO];
     int nin = 0, nout = 0, rc = 1;
     long bench = 0, threads = 1;
+    int threads_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
@@ -99,7 +100,8 @@ int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run) 
         else if (!strcmp(a, "--bench") && has) {
             if (!parse_count(argv[++i], &bench)) return usage(prog);
         } else if (!strcmp(a, "--threads") && has) {
-            if (!parse_count(argv[++i], &threads)) return usage(prog);
+            if (!parse_count(argv[++i], &threads) || threads > 1024) return usage(prog);
+            threads_given = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(prog);
             return 0;
@@ -125,7 +127,10 @@ int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run) 
         fprintf(stderr, "%s: %s\n", prog, rlx_status_str(st));
         return 1;
     }
-    m->ctx.nthreads = (int)threads;
+    if (threads_given && (st = rlx_model_set_threads(m, (int)threads))) {
+        fprintf(stderr, "%s: cannot start %ld threads: %s\n", prog, threads, rlx_status_str(st));
+        goto done;
+    }
     if (!weights) {
         size_t n = strlen(prog);
         wpath = malloc(n + 9);

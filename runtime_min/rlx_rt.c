@@ -1,8 +1,9 @@
 /* rlx_rt.c - runtime_min core: status strings, dtype table, model arena,
  * weights loading and validation, half-precision conversion, FNV-1a.
  *
- * rlx_model_new makes the only allocations a model needs (the model struct
- * and its arena); the weights are read into one aligned buffer when loaded.
+ * rlx_model_new makes the only allocations a model needs (the model struct,
+ * its arena, the kernels' scratch and the worker threads); the weights are
+ * read into one aligned buffer when loaded.
  * Nothing here prints or exits: every failure is a status code.
  */
 #include "rlx_rt.h"
@@ -42,6 +43,30 @@ static void *aligned_alloc64(size_t n, void **base) {
     return (void *)a;
 }
 
+int rlx_model_set_threads(rlx_model *m, int nthreads) {
+    if (!m || nthreads < 1 || nthreads > 1024) return RLX_E_ARG;
+    rk_pool_free(m->ctx.pool);
+    m->ctx.pool = NULL;
+    free(m->scratch_alloc);
+    m->scratch_alloc = NULL;
+    m->ctx.scratch = NULL;
+    m->ctx.nthreads = 1;
+    size_t per = (size_t)m->info->scratch_per_thread;
+    if (per) {
+        if (per > (SIZE_MAX - RLX_ALIGN) / (size_t)nthreads) return RLX_E_NOMEM;
+        void *base;
+        uint8_t *s = aligned_alloc64(per * (size_t)nthreads, &base);
+        if (!s) return RLX_E_NOMEM;
+        m->ctx.scratch = s;
+        m->scratch_alloc = base;
+    }
+    m->ctx.scratch_per_thread = per;
+    int st = rk_pool_new(nthreads, &m->ctx.pool);
+    if (st) return st;
+    m->ctx.nthreads = nthreads;
+    return RLX_OK;
+}
+
 int rlx_model_new(const rlx_model_info *info, rlx_model **out) {
     if (!info || !out) return RLX_E_ARG;
     *out = NULL;
@@ -59,6 +84,11 @@ int rlx_model_new(const rlx_model_info *info, rlx_model **out) {
     memset(arena, 0, bytes);   /* defined bytes in padding, for SIMD tails */
     m->arena = arena;
     m->arena_alloc = base;
+    int st = rlx_model_set_threads(m, info->nthreads > 0 ? info->nthreads : 1);
+    if (st) {
+        rlx_model_free(m);
+        return st;
+    }
     *out = m;
     return RLX_OK;
 }
@@ -72,6 +102,8 @@ static void drop_weights(rlx_model *m) {
 void rlx_model_free(rlx_model *m) {
     if (!m) return;
     drop_weights(m);
+    rk_pool_free(m->ctx.pool);
+    free(m->scratch_alloc);
     free(m->arena_alloc);
     free(m);
 }

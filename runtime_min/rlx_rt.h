@@ -86,14 +86,26 @@ typedef struct {
     uint64_t arena_bytes;
     uint64_t weights_bytes;
     uint32_t nweights;
+    uint64_t scratch_per_thread;   /* kernel scratch, bytes per thread */
+    int nthreads;                  /* default thread count (rlxc --threads) */
     int ninputs, noutputs;
     const rlx_tensor_info *inputs;
     const rlx_tensor_info *outputs;
 } rlx_model_info;
 
-/* Kernel context: threading state (one thread for now). */
+/* The thread pool (rk_pool.c): fork-join over tids 0..n-1. */
+typedef struct rk_pool rk_pool;
+int rk_pool_new(int nthreads, rk_pool **out);
+void rk_pool_free(rk_pool *pool);
+void rk_pool_run(void *pool, int nthreads, void (*task)(void *arg, int tid), void *arg);
+
+/* Kernel context: threads and the scratch memory kernels may use (GEMM
+ * packing, im2col), scratch_per_thread bytes for each of nthreads. */
 typedef struct rk_ctx {
     int nthreads;
+    rk_pool *pool;
+    uint8_t *scratch;
+    size_t scratch_per_thread;
 } rk_ctx;
 
 typedef struct rlx_model {
@@ -102,10 +114,15 @@ typedef struct rlx_model {
     void *arena_alloc;       /* what to free */
     uint8_t *weights;        /* the data section, RLX_ALIGN-aligned */
     void *weights_alloc;     /* what to free, NULL if borrowed */
+    void *scratch_alloc;
     rk_ctx ctx;
 } rlx_model;
 
+/* Allocates the model, its arena, its scratch and its threads
+ * (info->nthreads, or RLX_THREADS from the environment if set). */
 int rlx_model_new(const rlx_model_info *info, rlx_model **out);
+/* Changes the thread count (reallocates scratch and threads); not while running. */
+int rlx_model_set_threads(rlx_model *m, int nthreads);
 void rlx_model_free(rlx_model *m);
 /* Reads and validates a weights file; on failure the model keeps no weights. */
 int rlx_load_weights_file(rlx_model *m, const char *path);

@@ -38,6 +38,27 @@ RS_FLOAT_OPS(float, , expf, logf, erff, tanhf, sqrtf, fabsf, log1pf)
 RS_FLOAT_OPS(double, _d, exp, log, erf, tanh, sqrt, fabs, log1p)
 #undef RS_FLOAT_OPS
 
+/* Activations that kernels apply in their epilogue (fused Conv/Gemm/MatMul
+ * + activation). Each is the same function as the standalone op above, so
+ * a fused result equals the unfused one bit for bit. */
+enum {
+    RS_ACT_NONE, RS_ACT_RELU, RS_ACT_CLIP, RS_ACT_LEAKYRELU, RS_ACT_SIGMOID, RS_ACT_HARDSIGMOID,
+    RS_ACT_HARDSWISH, RS_ACT_TANH, RS_ACT_SILU
+};
+static inline float rs_act(float x, int kind, float a, float b) {
+    switch (kind) {
+    case RS_ACT_RELU: return rs_relu(x);
+    case RS_ACT_CLIP: return rs_clip(x, a, b);
+    case RS_ACT_LEAKYRELU: return rs_leakyrelu(x, a);
+    case RS_ACT_SIGMOID: return rs_sigmoid(x);
+    case RS_ACT_HARDSIGMOID: return rs_hardsigmoid(x, a, b);
+    case RS_ACT_HARDSWISH: return rs_hardswish(x);
+    case RS_ACT_TANH: return rs_tanh(x);
+    case RS_ACT_SILU: return x * rs_sigmoid(x);
+    default: return x;
+    }
+}
+
 /* Float to integer conversion saturates and maps NaN to 0 (ONNX/torch): an
  * out-of-range conversion is undefined behaviour in C. lo and hi are the
  * target's limits; hi_excl is the first double past hi (2^63 for i64). */

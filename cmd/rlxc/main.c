@@ -36,6 +36,8 @@ static const char usage_text[] =
     "                   repeat for each one\n"
     "  -d LETTERS       dump the IR as .rlxg JSON to stderr after passes: r read, i infer,\n"
     "                   l legalize, d dead-code removal, f fusion\n"
+    "  --threads N      the model's default thread count (the built program's --threads\n"
+    "                   and rlx_model_set_threads change it at run time; default 1)\n"
     "  --report PREFIX  write the memory plan as PREFIX.txt (buffers, offsets, lifetimes,\n"
     "                   what is live at the peak) and PREFIX.svg (lifetimes against offsets)\n"
     "  --arena-limit N  fail if the arena needs more than N bytes (K, M, G suffixes)\n"
@@ -48,6 +50,7 @@ typedef struct {
     int build, emit_main, verbose, import;
     const char *report;          /* --report PREFIX */
     int64_t arena_limit;         /* --arena-limit BYTES, -1 if none */
+    int threads;                 /* --threads N: the model's default */
     int ndims;                   /* --dim NAME=VALUE bindings */
     const char **dim_names;
     int64_t *dim_values;
@@ -236,12 +239,20 @@ static void build_executable(const char *base, const char *exe) {
     argv[n++] = "-o";
     argv[n++] = (char *)tmp;
     argv[n++] = "-lm";
+    argv[n++] = "-lpthread";
     argv[n] = NULL;
     tmp_paths[ntmp++] = tmp;
     int st = run_command(argv);
     if (st != 0) rlx_error("%s.c: the C compiler (%s) failed with status %d", base, cc, st);
     if (rename(tmp, exe) != 0) rlx_error("%s: cannot rename into place: %s", exe, strerror(errno));
     ntmp = 0;
+}
+
+static int parse_threads(const char *s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < 1 || v > 1024) rlx_error("rlxc: --threads wants a count from 1 to 1024, not '%s'", s);
+    return (int)v;
 }
 
 /* A byte count: digits, optionally followed by K, M or G (powers of 1024). */
@@ -285,6 +296,7 @@ static int parse_args(int argc, char **argv, Args *a) {
         else if (!strcmp(s, "--dim") && has) add_dim(a, argv[++i]);
         else if (!strcmp(s, "--build")) a->build = 1;
         else if (!strcmp(s, "--report") && has) a->report = argv[++i];
+        else if (!strcmp(s, "--threads") && has) a->threads = parse_threads(argv[++i]);
         else if (!strcmp(s, "--arena-limit") && has) a->arena_limit = parse_bytes(argv[++i]);
         else if (!strcmp(s, "--emit-main")) a->emit_main = 1;
         else if (!strcmp(s, "-v")) a->verbose = 1;
@@ -346,7 +358,7 @@ static void compile(const Args *a) {
     RlxBuf wimg = {0}, c = {0}, h = {0};
     uint64_t hash;
     rlx_weights_image(g, plan, &wimg, &hash);
-    RlxCOptions opt = {name, a->emit_main || a->build, rlx_fmt("%s.h", base_name(base)), hash};
+    RlxCOptions opt = {name, a->emit_main || a->build, rlx_fmt("%s.h", base_name(base)), hash, a->threads};
     rlx_codegen_c(g, plan, tl, &opt, &c, &h);
     pass_done("codegen");
 

@@ -504,9 +504,17 @@ void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *t
     emit_tensor_infos(&E, "output", g->outputs, g->noutputs);
     rlx_emit(c, "");
     rlx_emit(c, "const rlx_model_info %s_info = {", N);
-    rlx_emit(c, "    \"%s\", 0x%016llxull, %lld, %lld, %d,", N, (unsigned long long)hash, (long long)plan->arena_bytes,
-             (long long)plan->weights_bytes, nweights);
-    rlx_emit(c, "    %d, %d, %s_inputs, %s_outputs,", g->ninputs, g->noutputs, N, N);
+    rlx_emit(c, "    .name = \"%s\",", N);
+    rlx_emit(c, "    .hash = 0x%016llxull,", (unsigned long long)hash);
+    rlx_emit(c, "    .arena_bytes = %lld,", (long long)plan->arena_bytes);
+    rlx_emit(c, "    .weights_bytes = %lld,", (long long)plan->weights_bytes);
+    rlx_emit(c, "    .nweights = %d,", nweights);
+    rlx_emit(c, "    .scratch_per_thread = %lld,", (long long)rlx_thunks_scratch(tl));
+    rlx_emit(c, "    .nthreads = %d,", opt->nthreads > 0 ? opt->nthreads : 1);
+    rlx_emit(c, "    .ninputs = %d,", g->ninputs);
+    rlx_emit(c, "    .noutputs = %d,", g->noutputs);
+    rlx_emit(c, "    .inputs = %s_inputs,", N);
+    rlx_emit(c, "    .outputs = %s_outputs,", N);
     rlx_emit(c, "};");
     rlx_emit(c, "");
     rlx_emit(c, "int %s_init(rlx_model **m) { return rlx_model_new(&%s_info, m); }", N, N);

@@ -331,7 +331,9 @@ static void exec_eltwise(const RlxGraph *g, const RlxThunk *t, uint8_t *A, const
 }
 
 int rlx_exec_thunks(const RlxGraph *g, const RlxThunkList *tl, uint8_t *A, const uint8_t *W) {
-    rk_ctx ctx = {1};
+    rk_ctx ctx = {1, NULL, NULL, 0};
+    ctx.scratch_per_thread = (size_t)rlx_thunks_scratch(tl);
+    if (ctx.scratch_per_thread) ctx.scratch = rlx_alloc(ctx.scratch_per_thread + 64);
     for (int i = 0; i < tl->n; i++) {
         const RlxThunk *t = &tl->t[i];
         if (t->kind == RLX_K_ELTWISE) {

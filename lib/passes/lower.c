@@ -12,6 +12,7 @@
 
 #include "rlx.h"
 #include "passes.h"
+#include "../../runtime_min/rk_gemm.h"
 
 /* ---- thunk construction ---- */
 
@@ -150,6 +151,7 @@ static void lower_matmul(RlxLower *L, int node) {
     rlx_tk_i(t, "m", m);
     rlx_tk_i(t, "n", nn);
     rlx_tk_i(t, "k", k);
+    t->scratch = (int64_t)rk_sgemm_scratch_size(m, nn, k);
     /* batch dims of the output; each operand's batch dims right-aligned */
     int ybatch = y->rank - (a->rank >= 2) - (b->rank >= 2);
     int abatch = a->rank > 2 ? a->rank - 2 : 0, bbatch = b->rank > 2 ? b->rank - 2 : 0;
@@ -187,6 +189,7 @@ static void lower_gemm(RlxLower *L, int node) {
     rlx_tk_i(t, "m", m);
     rlx_tk_i(t, "n", nn);
     rlx_tk_i(t, "k", k);
+    t->scratch = (int64_t)rk_sgemm_scratch_size(m, nn, k);
     rlx_tk_i(t, "trans_a", ta);
     rlx_tk_i(t, "trans_b", tb);
     rlx_tk_f(t, "alpha", rlx_attr_f(n, "alpha", 1.0));
@@ -543,6 +546,13 @@ static void lower_node(RlxLower *L, int node) {
     default:
         if (!rlx_lower_ext(L, node)) rlx_node_error(g, node, "no lowering for this op (internal)");
     }
+}
+
+int64_t rlx_thunks_scratch(const RlxThunkList *tl) {
+    int64_t most = 0;
+    for (int i = 0; i < tl->n; i++)
+        if (tl->t[i].scratch > most) most = tl->t[i].scratch;
+    return (most + 63) & ~(int64_t)63;
 }
 
 void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node) {

@@ -13,7 +13,9 @@
 
 #include "rlx_rt.h"
 
-static rk_ctx ctx = {1};
+/* the GEMM kernels pack into the context's scratch */
+static uint8_t scratch_buf[4 << 20];
+static rk_ctx ctx = {1, NULL, scratch_buf, sizeof scratch_buf};
 
 #define IN(...) ((const void *const[]){__VA_ARGS__})
 #define OUT(...) ((void *const[]){__VA_ARGS__})

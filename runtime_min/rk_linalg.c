@@ -1,0 +1,139 @@
+/* rk_linalg.c - MatMul and Gemm kernels over the packed GEMM of rk_gemm.c.
+ *
+ * Both run rk_sgemm_ex (threads from the context's pool, scratch from the
+ * context) and then the fused epilogue: bias, residual, activation, in the
+ * order the fusion pass proved equivalent to the graph (act(x*w + b + r)).
+ * A weight operand B may come pre-packed from the weights file (b_packed),
+ * so nothing is repacked per run.
+ */
+#include "rk_gemm.h"
+#include "rlx_rt.h"
+#include "rlx_scalar.h"
+
+/* Small products are not worth waking threads for. */
+#define THREAD_MIN_FLOPS (1 << 21)
+
+static int threads_for(const rk_ctx *ctx, int64_t m, int64_t n, int64_t k) {
+    if (!ctx || ctx->nthreads <= 1) return 1;
+    double flops = 2.0 * (double)m * (double)n * (double)k;
+    return flops < THREAD_MIN_FLOPS ? 1 : ctx->nthreads;
+}
+
+static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
+    if (!ctx || !ctx->scratch || ctx->scratch_per_thread < rk_sgemm_scratch_size(args->m, args->n, args->k))
+        return RLX_E_ARG;   /* the plan reserves this; a mismatch is a bug, not a crash */
+    int nt = threads_for(ctx, args->m, args->n, args->k);
+    rk_sgemm_ex(args, ctx->scratch, nt, nt > 1 ? rk_pool_run : NULL, ctx->pool);
+    return RLX_OK;
+}
+
+/* y (rows x cols, dense) = act(y + bias[col] + res) */
+static void epilogue(float *y, int64_t rows, int64_t cols, const float *bias, const float *res, int64_t act, float a,
+                     float b) {
+    if (!bias && !res && act == RS_ACT_NONE) return;
+    for (int64_t i = 0; i < rows; i++) {
+        float *row = y + i * cols;
+        const float *rrow = res ? res + i * cols : NULL;
+        for (int64_t j = 0; j < cols; j++) {
+            float v = row[j];
+            if (bias) v += bias[j];
+            if (rrow) v += rrow[j];
+            row[j] = rs_act(v, (int)act, a, b);
+        }
+    }
+}
+
+static int odometer_next(int64_t *idx, const int64_t *dims, int64_t rank) {
+    for (int64_t d = rank - 1; d >= 0; d--) {
+        if (++idx[d] < dims[d]) return 1;
+        idx[d] = 0;
+    }
+    return 0;
+}
+
+int rk_matmul_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_matmul_f32_params *p = params;
+    if (p->m < 0 || p->n < 0 || p->k < 0 || p->brank < 0 || p->brank > RK_MAX_RANK) return RLX_E_ARG;
+    int64_t nbatch = 1;
+    for (int64_t d = 0; d < p->brank; d++) {
+        if (p->bdims[d] < 0) return RLX_E_ARG;
+        nbatch *= p->bdims[d];
+    }
+    const float *a = in[0], *b = in[1];
+    int next = 2;
+    const float *bias = p->has_bias ? in[next++] : NULL;
+    const float *res = p->has_res ? in[next++] : NULL;
+    float *c = out[0];
+    int64_t idx[RK_MAX_RANK] = {0}, cstep = p->m * p->n;
+    for (int64_t bi = 0; bi < nbatch; bi++) {
+        int64_t aoff = 0, boff = 0;
+        for (int64_t d = 0; d < p->brank; d++) {
+            aoff += idx[d] * p->astride[d];
+            boff += idx[d] * p->bstride[d];
+        }
+        rk_sgemm_args g = {0};
+        g.m = p->m;
+        g.n = p->n;
+        g.k = p->k;
+        g.alpha = 1.0f;
+        g.beta = 0.0f;
+        g.a = a + aoff;
+        g.lda = p->trans_a ? p->m : p->k;
+        g.trans_a = (int)p->trans_a;
+        if (p->b_packed) {
+            g.packed_b = b;   /* one packed matrix: weights have no batch dims */
+        } else {
+            g.b = b + boff;
+            g.ldb = p->trans_b ? p->k : p->n;
+            g.trans_b = (int)p->trans_b;
+        }
+        g.c = c + bi * cstep;
+        g.ldc = p->n;
+        int st = sgemm(ctx, &g);
+        if (st) return st;
+        epilogue(c + bi * cstep, p->m, p->n, bias, res ? res + bi * cstep : NULL, p->act, (float)p->act_a,
+                 (float)p->act_b);
+        odometer_next(idx, p->bdims, p->brank);
+    }
+    return RLX_OK;
+}
+
+int rk_gemm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_gemm_f32_params *p = params;
+    int64_t m = p->m, n = p->n, k = p->k;
+    if (m < 0 || n < 0 || k < 0) return RLX_E_ARG;
+    int next = 2;
+    const float *cin = p->has_c ? in[next++] : NULL;
+    const float *res = p->has_res ? in[next++] : NULL;
+    float *y = out[0];
+    float beta = (float)p->beta;
+    if (cin && beta != 0.0f) {
+        /* y = C, broadcast; the GEMM then accumulates alpha*AB + beta*y */
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) y[i * n + j] = cin[i * p->c_rs + j * p->c_cs];
+    } else {
+        beta = 0.0f;
+    }
+    rk_sgemm_args g = {0};
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.alpha = (float)p->alpha;
+    g.beta = beta;
+    g.a = in[0];
+    g.lda = p->trans_a ? m : k;
+    g.trans_a = (int)p->trans_a;
+    if (p->b_packed) {
+        g.packed_b = in[1];
+    } else {
+        g.b = in[1];
+        g.ldb = p->trans_b ? k : n;
+        g.trans_b = (int)p->trans_b;
+    }
+    g.c = y;
+    g.ldc = n;
+    int st = sgemm(ctx, &g);
+    if (st) return st;
+    epilogue(y, m, n, NULL, res, p->act, (float)p->act_a, (float)p->act_b);
+    return RLX_OK;
+}
