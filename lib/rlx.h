@@ -290,6 +290,7 @@ void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node
 int rlx_region_from_node(const RlxGraph *g, int node, RlxEltStep **steps);
 int rlx_region_parse(const RlxGraph *g, int node, RlxEltStep **steps);
 const char *rlx_region_format(const RlxEltStep *steps, int nsteps);
+void rlx_fuse_epilogues(RlxGraph *g);                     /* fuse.c; before regions */
 void rlx_fuse_elementwise(RlxGraph *g);                   /* fuse.c */
 
 /* Constant folding (fold.c): evaluates a node whose inputs are all

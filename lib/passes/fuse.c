@@ -1,4 +1,11 @@
-/* fuse.c - elementwise fusion.  require: inferred, legalized, scheduled
+/* fuse.c - epilogue and elementwise fusion.  require: inferred, legalized, scheduled
+ *
+ * Epilogues first (targeted patterns before generic regions): a MatMul or
+ * Gemm whose single reader is an Add of a bias (MatMul: a constant [n]), an
+ * Add of a tensor of its own shape (a residual), or an activation that the
+ * kernels apply with rlx_scalar.h's rs_act, takes that op into its own
+ * epilogue (extra inputs 2 and 3, attributes rlx_act*): the kernel computes
+ * act(x*w + bias + residual) in one pass over its output.
  *
  * A chain of elementwise ops becomes one rlx.Region node, printed as one
  * loop: no intermediate tensor is written or planned. Walking the schedule,
@@ -9,9 +16,11 @@
  * broadcasting composes. Runs after legalization, so diagnostics name the
  * user's nodes; the region is named after its last node.
  */
+#include <math.h>
 #include <string.h>
 
 #include "rlx.h"
+#include "../../runtime_min/rlx_scalar.h"
 
 #define MAX_REGION_INPUTS 16
 #define MAX_REGION_STEPS 64
@@ -106,6 +115,134 @@ static int build(RlxGraph *g, int node, const int *nuse, Region *r, int *result,
         absorbed[p] = 1;
     }
     return append_node(g, r, node, ov, oa, no, result);
+}
+
+/* ---- epilogues ---- */
+
+static int const_scalar(const RlxGraph *g, int v, double *out) {
+    if (v < 0 || !rlx_is_const(g, v) || rlx_value_numel(&g->v[v]) != 1) return 0;
+    *out = rlx_weight_f64(&g->v[v], 0);
+    return 1;
+}
+
+/* The RS_ACT_* of an activation node, with its parameters; 0 if none. */
+static int activation_of(const RlxGraph *g, const RlxNode *c, double *a, double *b) {
+    *a = *b = 0;
+    switch (c->op) {
+    case RLX_OP_RELU: return RS_ACT_RELU;
+    case RLX_OP_SIGMOID: return RS_ACT_SIGMOID;
+    case RLX_OP_HARDSWISH: return RS_ACT_HARDSWISH;
+    case RLX_OP_TANH: return RS_ACT_TANH;
+    case RLX_OP_LEAKYRELU: *a = rlx_attr_f(c, "alpha", 0.01); return RS_ACT_LEAKYRELU;
+    case RLX_OP_HARDSIGMOID:
+        *a = rlx_attr_f(c, "alpha", 0.2);
+        *b = rlx_attr_f(c, "beta", 0.5);
+        return RS_ACT_HARDSIGMOID;
+    case RLX_OP_CLIP:
+        *a = -INFINITY;
+        *b = INFINITY;
+        if (c->nin > 1 && c->in[1] >= 0 && !const_scalar(g, c->in[1], a)) return 0;
+        if (c->nin > 2 && c->in[2] >= 0 && !const_scalar(g, c->in[2], b)) return 0;
+        return RS_ACT_CLIP;
+    default: return 0;
+    }
+}
+
+static int same_shape(const RlxValue *a, const RlxValue *b) {
+    if (a->rank != b->rank || a->dtype != b->dtype) return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+/* Grows the node's extra inputs to 4 (bias at 2, residual at 3). */
+static void widen_inputs(RlxGraph *g, int node) {
+    RlxNode *n = &g->n[node];
+    if (n->nin >= 4) return;
+    int *in = rlx_alloc(sizeof(int) * 5);
+    for (int i = 0; i < 4; i++) in[i] = i < n->nin ? n->in[i] : -1;
+    n->in = in;
+    n->nin = 4;
+}
+
+void rlx_fuse_epilogues(RlxGraph *g) {
+    int *nuse = rlx_alloc(sizeof(int) * (size_t)(g->nv + 1));
+    int *reader = rlx_alloc(sizeof(int) * (size_t)(g->nv + 1));
+    for (int i = 0; i < g->nn; i++) {
+        if (g->n[i].dead) continue;
+        for (int j = 0; j < g->n[i].nin; j++)
+            if (g->n[i].in[j] >= 0) {
+                nuse[g->n[i].in[j]]++;
+                reader[g->n[i].in[j]] = i;
+            }
+    }
+    for (int s = 0; s < g->norder; s++) {
+        int node = g->order[s];
+        RlxNode *n = &g->n[node];
+        if (n->dead || (n->op != RLX_OP_MATMUL && n->op != RLX_OP_GEMM) || g->v[n->out[0]].dtype != RLX_F32) continue;
+        for (;;) {
+            n = &g->n[node];
+            int y = n->out[0];
+            if (nuse[y] != 1 || (g->v[y].flags & RLX_V_OUTPUT)) break;
+            int ci = reader[y];
+            RlxNode *c = &g->n[ci];
+            if (c->dead || c->nout != 1 || c->out[0] < 0) break;
+            int has_bias = n->nin > 2 && n->in[2] >= 0 && n->op == RLX_OP_MATMUL;
+            int has_res = n->nin > 3 && n->in[3] >= 0;
+            int act = (int)rlx_attr_i(n, "rlx_act", 0);
+            if (act) break;   /* nothing fuses after the activation */
+            const RlxValue *yv = &g->v[y], *out = &g->v[c->out[0]];
+            if (c->op == RLX_OP_ADD && c->nin == 2 && !has_res) {
+                int other = c->in[0] == y ? c->in[1] : c->in[0];
+                if (other == y || other < 0) break;
+                const RlxValue *o = &g->v[other];
+                if (!same_shape(yv, out)) break;   /* the Add must not broadcast y */
+                if (n->op == RLX_OP_MATMUL && !has_bias && rlx_is_const(g, other) && o->dtype == RLX_F32 &&
+                    o->rank >= 1 && yv->rank >= 1 && o->dims[o->rank - 1] == yv->dims[yv->rank - 1] &&
+                    rlx_value_numel(o) == o->dims[o->rank - 1]) {
+                    /* a bias: [n] (or [1,...,1,n]) added to every row */
+                    int bias = other;
+                    if (o->rank != 1) {
+                        /* a 1-D view of the same constant bytes */
+                        bias = rlx_value_add(g, rlx_fmt("%s.bias", o->name));
+                        RlxValue *bv = &g->v[bias];
+                        o = &g->v[other];
+                        bv->dtype = RLX_F32;
+                        bv->rank = 1;
+                        bv->dims[0] = o->dims[o->rank - 1];
+                        bv->flags = RLX_V_WEIGHT;
+                        bv->data = o->data;
+                        bv->producer = -1;
+                    }
+                    widen_inputs(g, node);
+                    g->n[node].in[2] = bias;
+                } else if (same_shape(o, yv)) {
+                    widen_inputs(g, node);
+                    g->n[node].in[3] = other;
+                } else {
+                    break;
+                }
+            } else {
+                double a, b;
+                int k = activation_of(g, c, &a, &b);
+                if (!k) break;
+                RlxAttr *at = rlx_attr_add(g, node, "rlx_act", RLX_A_INT);
+                at->i = k;
+                if (a != 0) rlx_attr_add(g, node, "rlx_act_a", RLX_A_FLOAT)->f = a;
+                if (b != 0) rlx_attr_add(g, node, "rlx_act_b", RLX_A_FLOAT)->f = b;
+            }
+            /* the fused op's output becomes the node's */
+            n = &g->n[node];
+            n->out[0] = c->out[0];
+            g->v[c->out[0]].producer = node;
+            c->dead = 1;
+            for (int j = 0; j < c->nin; j++)
+                if (c->in[j] >= 0) nuse[c->in[j]]--;
+            for (int j = 0; j < n->nin; j++)
+                if (n->in[j] >= 0) reader[n->in[j]] = reader[n->in[j]];   /* unchanged */
+            nuse[y] = 0;
+        }
+    }
 }
 
 void rlx_fuse_elementwise(RlxGraph *g) {

@@ -400,6 +400,28 @@ static void infer_cast(const RlxGraph *g, int node, RlxShape *out) {
     memcpy(out->dims, x->dims, sizeof out->dims);
 }
 
+/* Inputs a fusion added (fuse.c): MatMul's bias (input 2, [n]) and the
+ * residual (input 3, the output's shape) of MatMul and Gemm. */
+static void check_epilogue_inputs(const RlxGraph *g, int node, const RlxShape *out, int bias_at) {
+    const RlxNode *n = node_of(g, node);
+    if (bias_at >= 0 && rlx_has_input(g, node, bias_at)) {
+        const RlxValue *b = rlx_input(g, node, bias_at);
+        rlx_want_same_dtype(g, node, 0, bias_at);
+        if (b->rank != 1 || out->rank < 1 || b->dims[0] != out->dims[out->rank - 1])
+            rlx_node_error(g, node, "fused bias %s must be [%lld]", rlx_shape_str(b),
+                           (long long)(out->rank ? out->dims[out->rank - 1] : 0));
+    }
+    if (rlx_has_input(g, node, 3)) {
+        const RlxValue *r = rlx_input(g, node, 3);
+        rlx_want_same_dtype(g, node, 0, 3);
+        int same = r->rank == out->rank;
+        for (int i = 0; same && i < r->rank; i++) same = r->dims[i] == out->dims[i];
+        if (!same) rlx_node_error(g, node, "fused residual %s must have the output's shape %s", rlx_shape_str(r),
+                                  rlx_dims_str(out->rank, out->dims));
+    }
+    (void)n;
+}
+
 static void infer_matmul(const RlxGraph *g, int node, RlxShape *out) {
     const RlxValue *a = rlx_input(g, node, 0), *b = rlx_input(g, node, 1);
     rlx_want_dtype(g, node, 0, T_NUMERIC);
@@ -424,6 +446,7 @@ static void infer_matmul(const RlxGraph *g, int node, RlxShape *out) {
     if (a->rank >= 2) out->dims[out->rank++] = a->dims[a->rank - 2];
     if (b->rank >= 2) out->dims[out->rank++] = b->dims[b->rank - 1];
     out->dtype = a->dtype;
+    check_epilogue_inputs(g, node, out, 2);
 }
 
 static void infer_gemm(const RlxGraph *g, int node, RlxShape *out) {
@@ -453,6 +476,7 @@ static void infer_gemm(const RlxGraph *g, int node, RlxShape *out) {
                                (long long)nn);
         }
     }
+    check_epilogue_inputs(g, node, out, -1);
 }
 
 static void infer_window(const RlxGraph *g, int node, RlxShape *out) {

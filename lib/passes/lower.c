@@ -138,12 +138,29 @@ static void lower_copy(RlxLower *L, int node, int from, int to) {
     rlx_tk_i(t, "nbytes", rlx_value_bytes(val(L, to)));
 }
 
+/* The fused residual (input 3) and activation of MatMul and Gemm (fuse.c). */
+static void set_epilogue(RlxLower *L, RlxThunk *t, int node) {
+    const RlxNode *n = &L->g->n[node];
+    if (n->nin > 3 && n->in[3] >= 0) {
+        rlx_tk_in(L, t, n->in[3]);
+        rlx_tk_i(t, "has_res", 1);
+    }
+    rlx_tk_i(t, "act", rlx_attr_i(n, "rlx_act", 0));
+    rlx_tk_f(t, "act_a", rlx_attr_f(n, "rlx_act_a", 0));
+    rlx_tk_f(t, "act_b", rlx_attr_f(n, "rlx_act_b", 0));
+}
+
 static void lower_matmul(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *a = val(L, n->in[0]), *b = val(L, n->in[1]), *y = val(L, n->out[0]);
     RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_matmul_f32, node);
     rlx_tk_in(L, t, n->in[0]);
     rlx_tk_in(L, t, n->in[1]);
+    if (n->nin > 2 && n->in[2] >= 0) {
+        rlx_tk_in(L, t, n->in[2]);
+        rlx_tk_i(t, "has_bias", 1);
+    }
+    set_epilogue(L, t, node);
     rlx_tk_out(L, t, n->out[0]);
     int64_t k = a->dims[a->rank - 1];
     int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
@@ -184,6 +201,7 @@ static void lower_gemm(RlxLower *L, int node) {
     rlx_tk_in(L, t, n->in[1]);
     int has_c = n->nin > 2 && n->in[2] >= 0;
     if (has_c) rlx_tk_in(L, t, n->in[2]);
+    set_epilogue(L, t, node);
     rlx_tk_out(L, t, n->out[0]);
     int64_t m = y->dims[0], nn = y->dims[1], k = ta ? a->dims[0] : a->dims[1];
     rlx_tk_i(t, "m", m);
