@@ -201,7 +201,11 @@ static void freeze_inputs(const Args *a, RlxGraph *g) {
         void *data;
         size_t nbytes;
         int st = rlx_npy_read(path, &dtype, &rank, dims, &data, &nbytes);
-        if (st) rlx_error("%s: cannot read (--freeze %s): %s", path, name, rlx_status_str(st));
+        if (st)
+            rlx_error("%s: --freeze %s: %s", path, name,
+                      st == RLX_E_NOFILE ? "cannot open the file"
+                      : st == RLX_E_FORMAT ? "not a .npy file rlxc reads (C order, little-endian, rank <= 8)"
+                      : st == RLX_E_TRUNCATED ? "the file is truncated" : rlx_status_str(st));
         uint8_t *copy = rlx_alloc(nbytes + 1);
         memcpy(copy, data, nbytes);
         free(data);
