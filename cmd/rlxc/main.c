@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "rlx.h"
+#include "rlx_npy.h"
 
 static const char usage_text[] =
     "usage: rlxc MODEL -o OUT.c [options]      compile MODEL (.rlxg) to C sources\n"
@@ -34,6 +35,10 @@ static const char usage_text[] =
     "  --emit-main      add a main() that reads inputs from .npy files and writes outputs as .npy\n"
     "  --dim NAME=VALUE give the symbolic input dimension NAME (ONNX dim_param) the size VALUE;\n"
     "                   repeat for each one\n"
+    "  --freeze NAME=FILE.npy\n"
+    "                   bind graph input NAME to the array in FILE.npy at compile time: it becomes\n"
+    "                   a constant (for inputs that decide a shape, such as Reshape's shape or\n"
+    "                   Slice's starts, which a static-shape compiler needs); repeatable\n"
     "  -d LETTERS       dump the IR as .rlxg JSON to stderr after passes: r read, i infer,\n"
     "                   l legalize, d dead-code removal, f fusion\n"
     "  --threads N      the model's default thread count (the built program's --threads\n"
@@ -54,6 +59,8 @@ typedef struct {
     int ndims;                   /* --dim NAME=VALUE bindings */
     const char **dim_names;
     int64_t *dim_values;
+    int nfreeze;                 /* --freeze NAME=FILE.npy bindings */
+    const char **freeze_names, **freeze_paths;
 } Args;
 
 /* ---- temporary outputs ---- */
@@ -178,6 +185,55 @@ static void add_dim(Args *a, const char *arg) {
     a->dim_values[a->ndims++] = v;
 }
 
+/* --freeze NAME=FILE.npy */
+static void add_freeze(Args *a, const char *arg) {
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || !eq[1]) rlx_error("rlxc: --freeze wants NAME=FILE.npy, not '%s'", arg);
+    const char *name = rlx_strndup(arg, (size_t)(eq - arg));
+    for (int i = 0; i < a->nfreeze; i++)
+        if (!strcmp(a->freeze_names[i], name)) rlx_error("rlxc: --freeze %s is given twice", name);
+    a->freeze_names[a->nfreeze] = name;
+    a->freeze_paths[a->nfreeze++] = eq + 1;
+}
+
+/* Turns each --freeze input into a weight holding the .npy file's array,
+ * which must have the input's dtype and shape; it leaves the input list. */
+static void freeze_inputs(const Args *a, RlxGraph *g) {
+    for (int f = 0; f < a->nfreeze; f++) {
+        const char *name = a->freeze_names[f], *path = a->freeze_paths[f];
+        int v = rlx_value_find(g, name), k = 0;
+        while (k < g->ninputs && g->inputs[k] != v) k++;
+        if (v < 0 || k == g->ninputs) rlx_error("rlxc: --freeze %s: the model has no graph input '%s'", name, name);
+        int dtype, rank;
+        int64_t dims[RK_MAX_RANK];
+        void *data;
+        size_t nbytes;
+        int st = rlx_npy_read(path, &dtype, &rank, dims, &data, &nbytes);
+        if (st)
+            rlx_error("%s: --freeze %s: %s", path, name,
+                      st == RLX_E_NOFILE ? "cannot open the file"
+                      : st == RLX_E_FORMAT ? "not a .npy file rlxc reads (C order, little-endian, rank <= 8)"
+                      : st == RLX_E_TRUNCATED ? "the file is truncated" : rlx_status_str(st));
+        uint8_t *copy = rlx_alloc(nbytes + 1);
+        memcpy(copy, data, nbytes);
+        free(data);
+        RlxValue *x = &g->v[v];
+        int same = dtype == (int)x->dtype && rank == x->rank;
+        for (int i = 0; same && i < rank; i++) same = dims[i] == x->dims[i];
+        if (!same) {
+            RlxValue got = *x;
+            got.rank = rank;
+            memcpy(got.dims, dims, sizeof(int64_t) * (size_t)rank);
+            rlx_error("%s: --freeze %s: the array is %s %s, but the input is %s %s", path, name,
+                      rlx_dtype_name(dtype), rlx_shape_str(&got), rlx_dtype_name(x->dtype), rlx_shape_str(x));
+        }
+        x->data = copy;
+        x->flags = (x->flags & ~RLX_V_INPUT) | RLX_V_WEIGHT;
+        memmove(g->inputs + k, g->inputs + k + 1, sizeof(int) * (size_t)(g->ninputs - k - 1));
+        g->ninputs--;
+    }
+}
+
 /* Runs argv, waiting for it; returns its exit status or -1. */
 static int run_command(char **argv) {
     pid_t pid = fork();
@@ -275,6 +331,8 @@ static int parse_args(int argc, char **argv, Args *a) {
     a->arena_limit = -1;
     a->dim_names = rlx_alloc(sizeof(char *) * (size_t)argc);
     a->dim_values = rlx_alloc(sizeof(int64_t) * (size_t)argc);
+    a->freeze_names = rlx_alloc(sizeof(char *) * (size_t)argc);
+    a->freeze_paths = rlx_alloc(sizeof(char *) * (size_t)argc);
     int i = 1;
     if (argc > 1 && !strcmp(argv[1], "import")) {
         a->import = 1;
@@ -294,6 +352,7 @@ static int parse_args(int argc, char **argv, Args *a) {
         else if (!strcmp(s, "--target") && has) a->target = argv[++i];
         else if (!strcmp(s, "-d") && has) a->dump = argv[++i];
         else if (!strcmp(s, "--dim") && has) add_dim(a, argv[++i]);
+        else if (!strcmp(s, "--freeze") && has) add_freeze(a, argv[++i]);
         else if (!strcmp(s, "--build")) a->build = 1;
         else if (!strcmp(s, "--report") && has) a->report = argv[++i];
         else if (!strcmp(s, "--threads") && has) a->threads = parse_threads(argv[++i]);
@@ -316,6 +375,7 @@ static void compile(const Args *a) {
     verbose = a->verbose;
     pass_t0 = seconds();
     RlxGraph *g = read_model(a);
+    freeze_inputs(a, g);
     pass_done("read");
     dump_if(a, 'r', g);
     if (a->import) {

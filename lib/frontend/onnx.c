@@ -705,6 +705,28 @@ static const char *arity_text(int lo, int hi, const char *what) {
     return rlx_fmt("%d to %d %ss", lo, hi, what);
 }
 
+/* The shape family's older forms and ONNX-coded dtypes: TopK-1's k
+ * attribute becomes the constant K input (opset 10), EyeLike's dtype (an
+ * ONNX type code) becomes an rlx dtype. */
+static void import_shape_family(Reader *r, int i, int op, Attr *at, int nat, int *in, int *nin) {
+    const char *nn = r->node_names[i];
+    if (op == RLX_OP_TOPK && r->opset < 10) {
+        RlxAttr *k = take(at, nat, "k");
+        if (!k || k->kind != RLX_A_INT) node_err(r, i, "TopK-1 needs the int attribute 'k'");
+        if (*nin != 1) node_err(r, i, rlx_fmt("TopK-1 takes 1 input, got %d", *nin));
+        in[(*nin)++] = const_i64(r, nn, "K", 1, &k->i);
+    }
+    if (op == RLX_OP_EYELIKE) {
+        Attr *a = find_attr(at, nat, "dtype");
+        if (a && a->a.kind == RLX_A_INT) {
+            int dt = a->a.i >= 0 && a->a.i <= 0x7fffffff ? rlx_dtype_from_onnx((int)a->a.i) : -1;
+            if (dt < 0) node_err(r, i, rlx_fmt("attribute 'dtype': ONNX type %lld is not supported", (long long)a->a.i));
+            a->a.kind = RLX_A_DTYPE;
+            a->a.i = dt;
+        }
+    }
+}
+
 /* Pass 2: inputs, the rewrite into canonical form, attributes. */
 static void build_node(Reader *r, int i) {
     const Onnx__NodeProto *np = r->gp->node[i];
@@ -835,6 +857,7 @@ static void build_node(Reader *r, int i) {
         break;
     default: break;
     }
+    import_shape_family(r, i, op, at, nat, in, &nin);
     while (nin > 0 && in[nin - 1] < 0) nin--;
 
     const RlxOpInfo *info = &rlx_ops[op];

@@ -110,6 +110,24 @@ static const Support support[] = {
     /* ---- family conv ---- */
 
     /* ---- family shape ---- */
+    {RLX_OP_SHAPE,          IN0,    0, {ANY,       0, 0, 0}},   /* folded by inference */
+    {RLX_OP_SIZE,           IN0,    0, {ANY,       0, 0, 0}},   /* folded by inference */
+    {RLX_OP_CONSTANTOFSHAPE, 0,     1, {ANY,       0, 0, 0}},
+    {RLX_OP_EXPAND,         IN0,    0, {ANY,       0, 0, 0}},
+    {RLX_OP_TILE,           IN0,    0, {ANY,       0, 0, 0}},
+    {RLX_OP_RANGE,          IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_EYELIKE,        0,      1, {ANY,       0, 0, 0}},
+    {RLX_OP_ONEHOT,         IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_TRILU,          IN0,    0, {ANY,       0, 0, 0}},
+    {RLX_OP_CUMSUM,         IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_TOPK,           IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_DEPTHTOSPACE,   IN0,    0, {ANY,       0, 0, 0}},
+    {RLX_OP_SPACETODEPTH,   IN0,    0, {ANY,       0, 0, 0}},
+    {RLX_OP_REVERSESEQUENCE, IN0,   0, {ANY,       0, 0, 0}},
+    {RLX_OP_NONZERO,        IN0,    0, {ANY,       0, 0, 0}},   /* constant inputs: folded by inference */
+    {RLX_OP_COMPRESS,       IN0,    0, {ANY,       0, 0, 0}},   /* constant inputs: folded by inference */
+    {RLX_OP_UNIQUE,         IN0,    0, {ANY,       0, 0, 0}},   /* constant inputs: folded by inference */
+    {RLX_OP_NONMAXSUPPRESSION, IN01, 0, {FLOATS,   0, 0, 0}},   /* constant inputs: folded by inference */
 
     /* ---- family index ---- */
 

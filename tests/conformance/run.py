@@ -22,6 +22,15 @@ test_data_set_0/{input,output}_N.pb. Each test gets exactly one class:
                   (NaN exactly where NaN is expected, infinities equal),
                   integers and bools exactly.
 
+Shape-deciding inputs. Some tests give an input that decides an output
+shape (Reshape's shape, Slice's starts, Tile's repeats, ...) as a graph
+input. rlxc has static shapes and says `input 'R' (value 'NAME') must be a
+constant`; then, and only for the inputs such a message names, the test is
+compiled again with `--freeze NAME=FILE.npy` (the value from the test's input
+.pb), repeated while rlxc names further inputs (Slice names starts, then
+ends, ...). Those inputs are no longer passed at run time, and a pass says
+`pass (shape inputs frozen: NAME, ...)`. See docs/ops.md.
+
 The runtime (runtime_min/*.c) is compiled once per run into
 build/conformance/rt/librlxrt.a; each test only compiles its own model.c and
 links that library. Inputs are the model's graph inputs that have no
@@ -225,8 +234,36 @@ def run_test(job):
     return (name, op) + result
 
 
+FROZEN_RE = re.compile(r"\(value '([^']+)'\) must be a constant")
+
+
 def _build_and_check(name, tdir, mpath, model, w, rlxc, rtlib):
-    rc, out = run([rlxc, mpath, "-o", os.path.join(w, "model.c"), "--emit-main"])
+    ds = os.path.join(tdir, "test_data_set_0")
+    inits = {i.name for i in model.graph.initializer}
+    input_names = [i.name for i in model.graph.input if i.name not in inits]
+    frozen = []  # graph inputs bound at compile time, in the order rlxc named them
+    while True:
+        argv = [rlxc, mpath, "-o", os.path.join(w, "model.c"), "--emit-main"]
+        for n in frozen:
+            argv += ["--freeze", "%s=%s" % (n, os.path.join(w, "frozen_%d.npy" % input_names.index(n)))]
+        rc, out = run(argv)
+        named = [n for n in FROZEN_RE.findall(first_line(out)) if n in input_names and n not in frozen]
+        if rc == 0 or not named:
+            break
+        arrays, problem = order_inputs(model, numbered(ds, "input"))
+        if problem:
+            break
+        for n in named:
+            np.save(os.path.join(w, "frozen_%d.npy" % input_names.index(n)), arrays[input_names.index(n)])
+        frozen += named
+    result = _check_built(rc, out, tdir, model, w, rtlib, input_names, frozen)
+    if result[0] == "pass" and frozen:
+        note = "shape inputs frozen: " + ", ".join(frozen)
+        return "pass", "pass (%s)%s" % (note, "; " + result[1] if result[1] else "")
+    return result
+
+
+def _check_built(rc, out, tdir, model, w, rtlib, input_names, frozen):
     if rc == "timeout":
         return "build failure", "rlxc timed out after %d s" % TIMEOUT_S
     if rc != 0:
@@ -249,6 +286,7 @@ def _build_and_check(name, tdir, mpath, model, w, rlxc, rtlib):
     inputs, problem = order_inputs(model, numbered(ds, "input"))
     if problem:
         return "build failure", problem
+    inputs = [a for n, a in zip(input_names, inputs) if n not in frozen]
     want = [read_pb(p)[1] for p in numbered(ds, "output")]
     argv = [exe, "--weights", os.path.join(w, "model.weights")]
     for i, a in enumerate(inputs):
