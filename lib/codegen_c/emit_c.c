@@ -542,7 +542,9 @@ void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *t
     rlx_emit(c, "");
     rlx_emit(c, "int %s_run(rlx_model *m, const void *const *inputs, void *const *outputs) {", N);
     c->indent++;
-    rlx_emit(c, g->ninputs ? "if (!m || !inputs || !outputs) return RLX_E_ARG;" : "if (!m || !outputs) return RLX_E_ARG;");
+    if (g->ninputs) rlx_emit(c, "if (!m || !inputs || !outputs) return RLX_E_ARG;");
+    else rlx_emit(c, "(void)inputs;   /* the model has no inputs */");
+    if (!g->ninputs) rlx_emit(c, "if (!m || !outputs) return RLX_E_ARG;");
     rlx_emit(c, "if (!m->weights) return RLX_E_STATE;");
     for (int i = 0; i < g->ninputs; i++) {
         int v = g->inputs[i];
