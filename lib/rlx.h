@@ -292,6 +292,7 @@ int rlx_region_parse(const RlxGraph *g, int node, RlxEltStep **steps);
 const char *rlx_region_format(const RlxEltStep *steps, int nsteps);
 void rlx_fuse_epilogues(RlxGraph *g);                     /* fuse.c; before regions */
 void rlx_fuse_elementwise(RlxGraph *g);                   /* fuse.c */
+void rlx_prepack(RlxGraph *g);                            /* prepack.c; after fusion */
 
 /* Constant folding (fold.c): evaluates a node whose inputs are all
  * constants with the runtime's own kernels and scalar definitions, turns its

@@ -404,6 +404,8 @@ static void compile(const Args *a) {
     rlx_schedule(g);
     pass_done("fuse");
     dump_if(a, 'f', g);
+    rlx_prepack(g);
+    pass_done("prepack");
     rlx_schedule_memory(g);
     pass_done("schedule");
     RlxPlan *plan = rlx_plan(g);

@@ -162,16 +162,20 @@ static void lower_matmul(RlxLower *L, int node) {
     }
     set_epilogue(L, t, node);
     rlx_tk_out(L, t, n->out[0]);
+    int packed = rlx_attr_i(n, "rlx_b_packed", 0) != 0;
     int64_t k = a->dims[a->rank - 1];
     int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
-    int64_t nn = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    /* a packed B (prepack.c) was a 2-D [k, n] weight: n is the output's last dim */
+    int64_t nn = packed ? y->dims[y->rank - 1] : b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    int brank2 = packed || b->rank >= 2;
+    rlx_tk_i(t, "b_packed", packed);
     rlx_tk_i(t, "m", m);
     rlx_tk_i(t, "n", nn);
     rlx_tk_i(t, "k", k);
     t->scratch = (int64_t)rk_sgemm_scratch_size(m, nn, k);
     /* batch dims of the output; each operand's batch dims right-aligned */
-    int ybatch = y->rank - (a->rank >= 2) - (b->rank >= 2);
-    int abatch = a->rank > 2 ? a->rank - 2 : 0, bbatch = b->rank > 2 ? b->rank - 2 : 0;
+    int ybatch = y->rank - (a->rank >= 2) - brank2;
+    int abatch = a->rank > 2 ? a->rank - 2 : 0, bbatch = !packed && b->rank > 2 ? b->rank - 2 : 0;
     int64_t bdims[RLX_MAX_RANK] = {0}, as[RLX_MAX_RANK] = {0}, bs[RLX_MAX_RANK] = {0};
     int64_t astr = m * k, bstr = k * nn;
     for (int i = ybatch - 1; i >= 0; i--) {
@@ -210,6 +214,7 @@ static void lower_gemm(RlxLower *L, int node) {
     t->scratch = (int64_t)rk_sgemm_scratch_size(m, nn, k);
     rlx_tk_i(t, "trans_a", ta);
     rlx_tk_i(t, "trans_b", tb);
+    rlx_tk_i(t, "b_packed", rlx_attr_i(n, "rlx_b_packed", 0) != 0);
     rlx_tk_f(t, "alpha", rlx_attr_f(n, "alpha", 1.0));
     rlx_tk_f(t, "beta", rlx_attr_f(n, "beta", 1.0));
     rlx_tk_i(t, "has_c", has_c);

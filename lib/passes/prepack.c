@@ -1,0 +1,55 @@
+/* prepack.c - GEMM weights packed at compile time.  require: fused, scheduled
+ *
+ * The GEMM (rk_gemm.c) copies B into cache-sized panels before it
+ * multiplies. When B is a weight, that copy is the same every run, so it is
+ * done here, once: the MatMul or Gemm node reads a new weight holding B in
+ * the packed layout (rlx_b_packed = 1), and the original B drops out of the
+ * weights file unless something else reads it. The packed layout depends only
+ * on (N, K), so the result is bit-for-bit the run-time packing's.
+ */
+#include <string.h>
+
+#include "rlx.h"
+#include "../../runtime_min/rk_gemm.h"
+
+void rlx_prepack(RlxGraph *g) {
+    for (int s = 0; s < g->norder; s++) {
+        int node = g->order[s];
+        RlxNode *n = &g->n[node];
+        if (n->op != RLX_OP_MATMUL && n->op != RLX_OP_GEMM) continue;
+        int bv = n->in[1];
+        if (!rlx_is_const(g, bv) || g->v[bv].dtype != RLX_F32 || g->v[n->out[0]].dtype != RLX_F32) continue;
+        const RlxValue *b = &g->v[bv];
+        int64_t k, nn, ldb;
+        int tb = 0;
+        if (n->op == RLX_OP_MATMUL) {
+            if (b->rank != 2) continue;   /* batched or 1-D weights stay as they are */
+            k = b->dims[0];
+            nn = b->dims[1];
+            ldb = nn;
+        } else {
+            tb = rlx_attr_i(n, "transB", 0) != 0;
+            k = b->dims[tb];
+            nn = b->dims[1 - tb];
+            ldb = b->dims[1];
+        }
+        if (!k || !nn) continue;
+        size_t bytes = rk_sgemm_packed_b_size(nn, k);
+        /* weight bytes may sit unaligned in the model file: align first */
+        float *src = rlx_alloc((size_t)rlx_value_bytes(b));
+        memcpy(src, b->data, (size_t)rlx_value_bytes(b));
+        float *packed = rlx_alloc(bytes);
+        rk_sgemm_pack_b(nn, k, src, ldb, tb, packed);
+        int pv = rlx_value_add(g, rlx_fmt("%s.packed_for_%s", b->name, n->name));
+        RlxValue *p = &g->v[pv];
+        p->dtype = RLX_F32;
+        p->rank = 1;
+        p->dims[0] = (int64_t)(bytes / sizeof(float));
+        p->flags = RLX_V_WEIGHT;
+        p->producer = -1;
+        p->data = (const uint8_t *)packed;
+        n = &g->n[node];
+        n->in[1] = pv;
+        rlx_attr_add(g, node, "rlx_b_packed", RLX_A_INT)->i = 1;
+    }
+}
