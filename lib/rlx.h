@@ -283,6 +283,11 @@ void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node
 int rlx_region_from_node(const RlxGraph *g, int node, RlxEltStep **steps);
 int rlx_region_parse(const RlxGraph *g, int node, RlxEltStep **steps);
 const char *rlx_region_format(const RlxEltStep *steps, int nsteps);
+/* Whether a step's arguments are converted to its result's type before the
+ * op (arithmetic), or used in their own types (comparisons, Cast, Pow,
+ * Where's condition, IsNaN, ...); the C printer and the interpreter agree
+ * through this one answer. */
+int rlx_step_args_in_result_type(RlxOp op);
 void rlx_fuse_elementwise(RlxGraph *g);                   /* fuse.c */
 
 /* Constant folding (fold.c): evaluates a node whose inputs are all
