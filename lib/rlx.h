@@ -291,6 +291,11 @@ int rlx_region_from_node(const RlxGraph *g, int node, RlxEltStep **steps);
 int rlx_region_parse(const RlxGraph *g, int node, RlxEltStep **steps);
 const char *rlx_region_format(const RlxEltStep *steps, int nsteps);
 void rlx_fuse_epilogues(RlxGraph *g);                     /* fuse.c; before regions */
+/* Whether a step's arguments are converted to its result's type before the
+ * op (arithmetic), or used in their own types (comparisons, Cast, Pow,
+ * Where's condition, IsNaN, ...); the C printer and the interpreter agree
+ * through this one answer. */
+int rlx_step_args_in_result_type(RlxOp op);
 void rlx_fuse_elementwise(RlxGraph *g);                   /* fuse.c */
 void rlx_prepack(RlxGraph *g);                            /* prepack.c; after fusion */
 

@@ -38,6 +38,52 @@ RS_FLOAT_OPS(float, , expf, logf, erff, tanhf, sqrtf, fabsf, log1pf)
 RS_FLOAT_OPS(double, _d, exp, log, erf, tanh, sqrt, fabs, log1p)
 #undef RS_FLOAT_OPS
 
+/* More float ops; F is the libm suffix of T ("f" for float, none for
+ * double), so rs_sin is sinf and rs_sin_d is sin. rs_fmod is Mod with
+ * fmod=1 (C's fmod), rs_mod Mod with fmod=0 (numpy.mod: the divisor's
+ * sign, which ONNX only defines for integers). Round is written out
+ * rather than left to rint's rounding mode, so it is half-to-even whatever
+ * mode the caller runs in; the sign of a zero result follows X, as numpy. */
+#define RS_FLOAT_MATH(T, S, F) \
+    static inline T rs_sin##S(T x) { return sin##F(x); } \
+    static inline T rs_cos##S(T x) { return cos##F(x); } \
+    static inline T rs_tan##S(T x) { return tan##F(x); } \
+    static inline T rs_asin##S(T x) { return asin##F(x); } \
+    static inline T rs_acos##S(T x) { return acos##F(x); } \
+    static inline T rs_atan##S(T x) { return atan##F(x); } \
+    static inline T rs_sinh##S(T x) { return sinh##F(x); } \
+    static inline T rs_cosh##S(T x) { return cosh##F(x); } \
+    static inline T rs_asinh##S(T x) { return asinh##F(x); } \
+    static inline T rs_acosh##S(T x) { return acosh##F(x); } \
+    static inline T rs_atanh##S(T x) { return atanh##F(x); } \
+    static inline T rs_floor##S(T x) { return floor##F(x); } \
+    static inline T rs_ceil##S(T x) { return ceil##F(x); } \
+    static inline T rs_round##S(T x) { \
+        T r = floor##F(x), d = x - r; \
+        if (d > (T)0.5 || (d == (T)0.5 && fmod##F(r, (T)2) != 0)) r += 1; \
+        return copysign##F(r, x); } \
+    static inline T rs_sign##S(T x) { return x > 0 ? (T)1 : (x < 0 ? (T)-1 : (x == 0 ? (T)0 : x)); } \
+    static inline T rs_fmod##S(T a, T b) { return fmod##F(a, b); } \
+    static inline T rs_mod##S(T a, T b) { \
+        T r = fmod##F(a, b); return (r != 0 && (r < 0) != (b < 0)) ? r + b : r; } \
+    static inline int rs_isnan##S(T x) { return x != x; } \
+    static inline int rs_isinf##S(T x, int neg, int pos) { \
+        return isinf(x) ? (x < 0 ? neg : pos) : 0; } \
+    static inline T rs_mean##S(T sum, T n) { return sum / n; } \
+    static inline T rs_prelu##S(T x, T slope) { return x < 0 ? slope * x : x; } \
+    static inline T rs_selu##S(T x, T alpha, T gamma) { \
+        return x > 0 ? gamma * x : gamma * (alpha * exp##F(x) - alpha); } \
+    static inline T rs_celu##S(T x, T alpha) { return x > 0 ? x : alpha * (exp##F(x / alpha) - (T)1); } \
+    static inline T rs_thresholdedrelu##S(T x, T alpha) { return x > alpha ? x : (x == x ? (T)0 : x); } \
+    static inline T rs_shrink##S(T x, T bias, T lambd) { \
+        return x < -lambd ? x + bias : (x > lambd ? x - bias : (T)0); } \
+    static inline T rs_mish##S(T x) { return x * tanh##F(rs_softplus##S(x)); } \
+    static inline T rs_softsign##S(T x) { return x / ((T)1 + fabs##F(x)); }
+
+RS_FLOAT_MATH(float, , f)
+RS_FLOAT_MATH(double, _d, )
+#undef RS_FLOAT_MATH
+
 /* Activations that kernels apply in their epilogue (fused Conv/Gemm/MatMul
  * + activation). Each is the same function as the standalone op above, so
  * a fused result equals the unfused one bit for bit. */
@@ -80,6 +126,21 @@ static inline int64_t rs_idiv(int64_t a, int64_t b) {
     if (b == -1) return (int64_t)(0 - (uint64_t)a);
     return a / b;
 }
+/* Mod, fmod=0: the result takes the divisor's sign (Python's %); fmod=1:
+ * the dividend's (C's %). x mod 0 is 0, and so is INT64_MIN mod -1 (C's %
+ * is undefined for both). */
+static inline int64_t rs_imod(int64_t a, int64_t b) {
+    if (b == 0 || b == -1) return 0;
+    int64_t r = a % b;
+    return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;
+}
+static inline int64_t rs_ifmod(int64_t a, int64_t b) { return (b == 0 || b == -1) ? 0 : a % b; }
+static inline uint64_t rs_umod(uint64_t a, uint64_t b) { return b ? a % b : 0; }
+static inline int64_t rs_isign(int64_t x) { return (x > 0) - (x < 0); }
+/* BitShift on unsigned integers held in 64 bits (the store truncates to the
+ * element width); C leaves shifts by 64 or more undefined: they give 0. */
+static inline uint64_t rs_shl(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a << b; }
+static inline uint64_t rs_shr(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a >> b; }
 static inline int64_t rs_ipow(int64_t a, int64_t b) {
     int64_t r = 1;
     if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);

@@ -158,13 +158,24 @@ typedef struct {
     int64_t stride[17][RLX_MAX_RANK];   /* operands: inputs, then the output */
 } LoopNest;
 
+/* The value of operand o (inputs, then the output), or -1 when it is absent
+ * or no step reads it (CastLike's target_type): such an input is neither
+ * loaded nor part of the loop structure, whatever its shape. */
+static int operand_value(const RlxThunk *t, int o) {
+    if (o == t->nin) return t->out[0].value;
+    for (int k = 0; k < t->nsteps; k++)
+        for (int j = 0; j < t->steps[k].nargs; j++)
+            if (t->steps[k].args[j] == o) return t->in[o].value;
+    return -1;
+}
+
 static void loop_nest(const RlxGraph *g, const RlxThunk *t, LoopNest *L) {
     const RlxValue *y = &g->v[t->out[0].value];
     int nops = t->nin + 1;
     int64_t dims[RLX_MAX_RANK], st[17][RLX_MAX_RANK];
     int r = y->rank;
     for (int o = 0; o < nops; o++) {
-        int v = o < t->nin ? t->in[o].value : t->out[0].value;
+        int v = operand_value(t, o);
         if (v < 0) continue;
         const RlxValue *x = &g->v[v];
         int64_t s = 1;
@@ -186,7 +197,7 @@ static void loop_nest(const RlxGraph *g, const RlxThunk *t, LoopNest *L) {
         if (k > 0) {
             int ok = 1;
             for (int o = 0; o < nops; o++) {
-                int v = o < t->nin ? t->in[o].value : t->out[0].value;
+                int v = operand_value(t, o);
                 if (v >= 0 && L->stride[o][k - 1] != st[o][i] * dims[i]) ok = 0;
             }
             if (ok) {
@@ -265,6 +276,23 @@ static const char *store_expr(RlxDType dt, const char *e, CType from) {
     }
 }
 
+/* Integers narrower than 64 bits compute in 64 and wrap to their width at
+ * every step, so that a fused chain gives what the unfused ops store
+ * (u8 200 + 100 is 44 before the next op sees it). Signed ones wrap as
+ * two's complement, as gcc and clang define the narrowing conversion. The
+ * interpreter (fold.c's narrow) does the same. */
+static const char *wrap_narrow(const char *e, RlxDType dt) {
+    switch (dt) {
+    case RLX_I8: return rlx_fmt("(int64_t)(int8_t)(%s)", e);
+    case RLX_I16: return rlx_fmt("(int64_t)(int16_t)(%s)", e);
+    case RLX_I32: return rlx_fmt("(int64_t)(int32_t)(%s)", e);
+    case RLX_U8: return rlx_fmt("(uint64_t)(uint8_t)(%s)", e);
+    case RLX_U16: return rlx_fmt("(uint64_t)(uint16_t)(%s)", e);
+    case RLX_U32: return rlx_fmt("(uint64_t)(uint32_t)(%s)", e);
+    default: return e;
+    }
+}
+
 /* One step of a region as a C expression over its argument expressions. */
 static const char *step_expr(const RlxEltStep *s, const char **a, const CType *at) {
     CType ct = compute_type(s->dtype);
@@ -272,8 +300,6 @@ static const char *step_expr(const RlxEltStep *s, const char **a, const CType *a
     const char *sfx = ct == CT_DOUBLE ? "_d" : "";
     int dbl = ct == CT_DOUBLE;
     CType t0 = at[0];
-    int afl = t0 == CT_FLOAT || t0 == CT_DOUBLE;   /* argument kind, for comparisons */
-    (void)afl;
     switch (s->op) {
     case RLX_OP_IDENTITY: return a[0];
     case RLX_OP_ADD: return fl || ct == CT_UINT ? rlx_fmt("(%s + %s)", a[0], a[1]) : rlx_fmt("(int64_t)((uint64_t)%s + (uint64_t)%s)", a[0], a[1]);
@@ -329,7 +355,55 @@ static const char *step_expr(const RlxEltStep *s, const char **a, const CType *a
         if (hi) e = rlx_fmt("(%s > %s ? %s : %s)", e, hi, hi, e);
         return e;
     }
-    case RLX_OP_CAST: return convert(a[0], at[0], s->dtype);
+    case RLX_OP_CAST: case RLX_OP_CASTLIKE: return convert(a[0], at[0], s->dtype);
+    case RLX_OP_LESSOREQUAL: return rlx_fmt("(%s <= %s)", a[0], a[1]);
+    case RLX_OP_GREATEROREQUAL: return rlx_fmt("(%s >= %s)", a[0], a[1]);
+    case RLX_OP_XOR: return rlx_fmt("(%s != %s)", a[0], a[1]);
+    /* IsNaN and IsInf take floats and give bools: the argument's form */
+    case RLX_OP_ISNAN: return rlx_fmt("rs_isnan%s(%s)", t0 == CT_DOUBLE ? "_d" : "", a[0]);
+    case RLX_OP_ISINF:
+        return rlx_fmt("rs_isinf%s(%s, %d, %d)", t0 == CT_DOUBLE ? "_d" : "", a[0], s->alpha != 0, s->beta != 0);
+    case RLX_OP_SIN: return rlx_fmt("rs_sin%s(%s)", sfx, a[0]);
+    case RLX_OP_COS: return rlx_fmt("rs_cos%s(%s)", sfx, a[0]);
+    case RLX_OP_TAN: return rlx_fmt("rs_tan%s(%s)", sfx, a[0]);
+    case RLX_OP_ASIN: return rlx_fmt("rs_asin%s(%s)", sfx, a[0]);
+    case RLX_OP_ACOS: return rlx_fmt("rs_acos%s(%s)", sfx, a[0]);
+    case RLX_OP_ATAN: return rlx_fmt("rs_atan%s(%s)", sfx, a[0]);
+    case RLX_OP_SINH: return rlx_fmt("rs_sinh%s(%s)", sfx, a[0]);
+    case RLX_OP_COSH: return rlx_fmt("rs_cosh%s(%s)", sfx, a[0]);
+    case RLX_OP_ASINH: return rlx_fmt("rs_asinh%s(%s)", sfx, a[0]);
+    case RLX_OP_ACOSH: return rlx_fmt("rs_acosh%s(%s)", sfx, a[0]);
+    case RLX_OP_ATANH: return rlx_fmt("rs_atanh%s(%s)", sfx, a[0]);
+    case RLX_OP_FLOOR: return rlx_fmt("rs_floor%s(%s)", sfx, a[0]);
+    case RLX_OP_CEIL: return rlx_fmt("rs_ceil%s(%s)", sfx, a[0]);
+    case RLX_OP_ROUND: return rlx_fmt("rs_round%s(%s)", sfx, a[0]);
+    case RLX_OP_MISH: return rlx_fmt("rs_mish%s(%s)", sfx, a[0]);
+    case RLX_OP_SOFTSIGN: return rlx_fmt("rs_softsign%s(%s)", sfx, a[0]);
+    case RLX_OP_SIGN:
+        if (fl) return rlx_fmt("rs_sign%s(%s)", sfx, a[0]);
+        if (ct == CT_UINT) return rlx_fmt("(uint64_t)(%s > 0)", a[0]);
+        return rlx_fmt("rs_isign(%s)", a[0]);
+    case RLX_OP_MOD:
+        if (fl) return rlx_fmt("rs_%smod%s(%s, %s)", s->alpha != 0 ? "f" : "", sfx, a[0], a[1]);
+        if (ct == CT_UINT) return rlx_fmt("rs_umod(%s, %s)", a[0], a[1]);
+        return rlx_fmt("rs_i%smod(%s, %s)", s->alpha != 0 ? "f" : "", a[0], a[1]);
+    case RLX_OP_BITSHIFT:
+        return rlx_fmt("rs_sh%s((uint64_t)%s, (uint64_t)%s)", s->alpha != 0 ? "l" : "r", a[0], a[1]);
+    case RLX_OP_MEAN: {
+        RlxBuf sum = {0};
+        for (int j = 0; j < s->nargs; j++) rlx_buf_printf(&sum, "%s%s", j ? " + " : "", a[j]);
+        return rlx_fmt("rs_mean%s(%s, %s)", sfx, sum.data, float_lit(s->alpha, dbl));
+    }
+    case RLX_OP_PRELU:
+        if (fl) return rlx_fmt("rs_prelu%s(%s, %s)", sfx, a[0], a[1]);
+        if (ct == CT_UINT) return a[0];
+        return rlx_fmt("(%s < 0 ? (int64_t)((uint64_t)%s * (uint64_t)%s) : %s)", a[0], a[1], a[0], a[0]);
+    case RLX_OP_SELU:
+        return rlx_fmt("rs_selu%s(%s, %s, %s)", sfx, a[0], float_lit(s->alpha, dbl), float_lit(s->beta, dbl));
+    case RLX_OP_CELU: return rlx_fmt("rs_celu%s(%s, %s)", sfx, a[0], float_lit(s->alpha, dbl));
+    case RLX_OP_THRESHOLDEDRELU: return rlx_fmt("rs_thresholdedrelu%s(%s, %s)", sfx, a[0], float_lit(s->alpha, dbl));
+    case RLX_OP_SHRINK:
+        return rlx_fmt("rs_shrink%s(%s, %s, %s)", sfx, a[0], float_lit(s->alpha, dbl), float_lit(s->beta, dbl));
     default: RLX_ASSERT(!"elementwise op without a C form"); return "";
     }
 }
@@ -343,7 +417,7 @@ static void emit_eltwise(Emit *E, const RlxThunk *t) {
     rlx_emit(b, "{");
     b->indent++;
     for (int i = 0; i < t->nin; i++) {
-        if (t->in[i].value < 0) continue;
+        if (operand_value(t, i) < 0) continue;
         const RlxValue *x = &g->v[t->in[i].value];
         rlx_emit(b, "const %s *x%d = (const %s *)(%s);", c_type(x->dtype), i, c_type(x->dtype), slot_expr(&t->in[i]));
     }
@@ -356,7 +430,7 @@ static void emit_eltwise(Emit *E, const RlxThunk *t) {
     const char **argx = rlx_alloc(sizeof(char *) * (size_t)(t->nin + t->nsteps));
     CType *argt = rlx_alloc(sizeof(CType) * (size_t)(t->nin + t->nsteps));
     for (int i = 0; i < t->nin; i++) {
-        if (t->in[i].value < 0) continue;
+        if (operand_value(t, i) < 0) continue;
         const RlxValue *x = &g->v[t->in[i].value];
         CType ct = compute_type(x->dtype);
         rlx_emit(b, "const %s a%d = %s;", ct_name(ct), i, load_expr(x->dtype, rlx_fmt("x%d[%s]", i, index_expr(&L, i))));
@@ -384,9 +458,7 @@ static void emit_eltwise(Emit *E, const RlxThunk *t) {
         }
         /* binary float ops on mixed operands: compute in the result's type */
         CType ct = compute_type(s->dtype);
-        if (s->op != RLX_OP_CAST && s->op != RLX_OP_POW && s->op != RLX_OP_WHERE && s->op != RLX_OP_EQUAL &&
-            s->op != RLX_OP_LESS && s->op != RLX_OP_GREATER && s->op != RLX_OP_AND && s->op != RLX_OP_OR &&
-            s->op != RLX_OP_NOT) {
+        if (rlx_step_args_in_result_type(s->op)) {
             for (int j = 0; j < s->nargs; j++)
                 if (a[j] && at[j] != ct) a[j] = convert(a[j], at[j], s->dtype);
         }
@@ -394,7 +466,7 @@ static void emit_eltwise(Emit *E, const RlxThunk *t) {
             for (int j = 1; j < 3; j++)
                 if (a[j] && at[j] != ct) a[j] = convert(a[j], at[j], s->dtype);
         }
-        const char *e = step_expr(s, a, at);
+        const char *e = wrap_narrow(step_expr(s, a, at), s->dtype);
         rlx_emit(b, "const %s s%d = %s;", ct_name(ct), k, e);
         argx[t->nin + k] = rlx_fmt("s%d", k);
         argt[t->nin + k] = ct;

@@ -7,7 +7,8 @@
  * regions run through the interpreter below, which evaluates each step with
  * the same definitions (rlx_scalar.h) and the same types as the C printer
  * (emit_c.c: float for f32/f16/bf16, double for f64, 64-bit integers for
- * integers), so compile-time and run-time results agree bit for bit.
+ * integers, wrapped to their width after every step), so compile-time and
+ * run-time results agree bit for bit.
  */
 #include <math.h>
 #include <string.h>
@@ -165,6 +166,36 @@ static int float_unary(RlxOp op, const RlxEltStep *s, Val a, Val *r) {
         U(RLX_OP_RELU, rs_relu)
         U(RLX_OP_ABS, rs_abs)
         U(RLX_OP_NEG, rs_neg)
+        U(RLX_OP_SIN, rs_sin)
+        U(RLX_OP_COS, rs_cos)
+        U(RLX_OP_TAN, rs_tan)
+        U(RLX_OP_ASIN, rs_asin)
+        U(RLX_OP_ACOS, rs_acos)
+        U(RLX_OP_ATAN, rs_atan)
+        U(RLX_OP_SINH, rs_sinh)
+        U(RLX_OP_COSH, rs_cosh)
+        U(RLX_OP_ASINH, rs_asinh)
+        U(RLX_OP_ACOSH, rs_acosh)
+        U(RLX_OP_ATANH, rs_atanh)
+        U(RLX_OP_FLOOR, rs_floor)
+        U(RLX_OP_CEIL, rs_ceil)
+        U(RLX_OP_ROUND, rs_round)
+        U(RLX_OP_SIGN, rs_sign)
+        U(RLX_OP_MISH, rs_mish)
+        U(RLX_OP_SOFTSIGN, rs_softsign)
+    case RLX_OP_CELU: if (d) r->d = rs_celu_d(y, s->alpha); else r->f = rs_celu(x, (float)s->alpha); return 1;
+    case RLX_OP_THRESHOLDEDRELU:
+        if (d) r->d = rs_thresholdedrelu_d(y, s->alpha);
+        else r->f = rs_thresholdedrelu(x, (float)s->alpha);
+        return 1;
+    case RLX_OP_SELU:
+        if (d) r->d = rs_selu_d(y, s->alpha, s->beta);
+        else r->f = rs_selu(x, (float)s->alpha, (float)s->beta);
+        return 1;
+    case RLX_OP_SHRINK:
+        if (d) r->d = rs_shrink_d(y, s->alpha, s->beta);
+        else r->f = rs_shrink(x, (float)s->alpha, (float)s->beta);
+        return 1;
     case RLX_OP_LEAKYRELU: if (d) r->d = rs_leakyrelu_d(y, s->alpha); else r->f = rs_leakyrelu(x, (float)s->alpha); return 1;
     case RLX_OP_ELU: if (d) r->d = rs_elu_d(y, s->alpha); else r->f = rs_elu(x, (float)s->alpha); return 1;
     case RLX_OP_HARDSIGMOID:
@@ -176,15 +207,27 @@ static int float_unary(RlxOp op, const RlxEltStep *s, Val a, Val *r) {
 #undef U
 }
 
-static Val eval_step(const RlxEltStep *s, const Val *a, const int *present) {
+/* Mirrors emit_c.c's wrap_narrow(): narrow integers wrap at every step. */
+static Val narrow(Val v, RlxDType dt) {
+    switch (dt) {
+    case RLX_I8: v.i = (int8_t)v.i; break;
+    case RLX_I16: v.i = (int16_t)v.i; break;
+    case RLX_I32: v.i = (int32_t)v.i; break;
+    case RLX_U8: v.u = (uint8_t)v.u; break;
+    case RLX_U16: v.u = (uint16_t)v.u; break;
+    case RLX_U32: v.u = (uint32_t)v.u; break;
+    default: break;
+    }
+    return v;
+}
+
+static Val eval_op(const RlxEltStep *s, const Val *a, const int *present) {
     Kind k = kind_of(s->dtype);
     Val r = mk(k);
     int fl = k == V_F || k == V_D;
     Val x = a[0], y = a[1];
     /* arithmetic operands in the result's type, as the printer converts them */
-    if (s->op != RLX_OP_CAST && s->op != RLX_OP_POW && s->op != RLX_OP_WHERE && s->op != RLX_OP_EQUAL &&
-        s->op != RLX_OP_LESS && s->op != RLX_OP_GREATER && s->op != RLX_OP_AND && s->op != RLX_OP_OR &&
-        s->op != RLX_OP_NOT) {
+    if (rlx_step_args_in_result_type(s->op)) {
         x = convert(x, s->dtype);
         if (s->nargs > 1 && present[1]) y = convert(y, s->dtype);
     }
@@ -250,7 +293,57 @@ static Val eval_step(const RlxEltStep *s, const Val *a, const int *present) {
         }
         return v;
     }
-    case RLX_OP_CAST: return convert(a[0], s->dtype);
+    case RLX_OP_CAST: case RLX_OP_CASTLIKE: return convert(a[0], s->dtype);
+    case RLX_OP_LESSOREQUAL: case RLX_OP_GREATEROREQUAL: {
+        int le = s->op == RLX_OP_LESSOREQUAL, c;
+        if (x.k == V_F) c = le ? x.f <= y.f : x.f >= y.f;
+        else if (x.k == V_D) c = le ? x.d <= y.d : x.d >= y.d;
+        else if (x.k == V_U) c = le ? x.u <= y.u : x.u >= y.u;
+        else c = le ? x.i <= y.i : x.i >= y.i;
+        r.i = c;
+        return r;
+    }
+    case RLX_OP_XOR: r.i = x.i != y.i; return r;
+    case RLX_OP_ISNAN: r.i = x.k == V_D ? rs_isnan_d(x.d) : rs_isnan(x.f); return r;
+    case RLX_OP_ISINF:
+        r.i = x.k == V_D ? rs_isinf_d(x.d, s->alpha != 0, s->beta != 0) : rs_isinf(x.f, s->alpha != 0, s->beta != 0);
+        return r;
+    case RLX_OP_MOD:
+        if (k == V_F) r.f = s->alpha != 0 ? rs_fmod(x.f, y.f) : rs_mod(x.f, y.f);
+        else if (k == V_D) r.d = s->alpha != 0 ? rs_fmod_d(x.d, y.d) : rs_mod_d(x.d, y.d);
+        else if (k == V_U) r.u = rs_umod(x.u, y.u);
+        else r.i = s->alpha != 0 ? rs_ifmod(x.i, y.i) : rs_imod(x.i, y.i);
+        return r;
+    case RLX_OP_BITSHIFT: {
+        uint64_t p = (uint64_t)as_int(x), q = (uint64_t)as_int(y);
+        uint64_t v = s->alpha != 0 ? rs_shl(p, q) : rs_shr(p, q);
+        if (k == V_U) r.u = v;
+        else r.i = (int64_t)v;
+        return r;
+    }
+    case RLX_OP_MEAN: {
+        /* the sum in the printer's order: ((a0 + a1) + a2) ... */
+        Val sum = x;
+        for (int j = 1; j < s->nargs; j++) {
+            Val b = convert(a[j], s->dtype);
+            if (k == V_F) sum.f = sum.f + b.f;
+            else sum.d = sum.d + b.d;
+        }
+        RLX_ASSERT(fl);
+        if (k == V_F) r.f = rs_mean(sum.f, (float)s->alpha);
+        else r.d = rs_mean_d(sum.d, s->alpha);
+        return r;
+    }
+    case RLX_OP_PRELU:
+        if (k == V_F) { r.f = rs_prelu(x.f, y.f); return r; }
+        if (k == V_D) { r.d = rs_prelu_d(x.d, y.d); return r; }
+        if (k == V_U) return x;
+        r.i = x.i < 0 ? (int64_t)((uint64_t)y.i * (uint64_t)x.i) : x.i;
+        return r;
+    case RLX_OP_SIGN:
+        if (k == V_I) { r.i = rs_isign(x.i); return r; }
+        if (k == V_U) { r.u = x.u > 0; return r; }
+        break;
     case RLX_OP_NEG:
         if (k == V_I) { r.i = (int64_t)(0 - (uint64_t)x.i); return r; }
         if (k == V_U) { r.u = 0 - x.u; return r; }
@@ -270,6 +363,10 @@ static Val eval_step(const RlxEltStep *s, const Val *a, const int *present) {
     return r;
 }
 
+static Val eval_step(const RlxEltStep *s, const Val *a, const int *present) {
+    return narrow(eval_op(s, a, present), s->dtype);
+}
+
 static void exec_eltwise(const RlxGraph *g, const RlxThunk *t, uint8_t *A, const uint8_t *W) {
     const RlxValue *y = &g->v[t->out[0].value];
     int r = y->rank;
@@ -278,7 +375,12 @@ static void exec_eltwise(const RlxGraph *g, const RlxThunk *t, uint8_t *A, const
     const uint8_t *base[16];
     int present[16];
     for (int i = 0; i < t->nin; i++) {
-        present[i] = t->in[i].value >= 0;
+        /* as the printer: an input no step reads (CastLike's target_type)
+         * is not loaded, whatever its shape */
+        int read = 0;
+        for (int k = 0; k < t->nsteps; k++)
+            for (int j = 0; j < t->steps[k].nargs; j++) read |= t->steps[k].args[j] == i;
+        present[i] = t->in[i].value >= 0 && read;
         if (!present[i]) continue;
         const RlxValue *x = &g->v[t->in[i].value];
         base[i] = (t->in[i].space == RLX_SPACE_WEIGHTS ? W : A) + t->in[i].off;

@@ -93,9 +93,14 @@ static int build(RlxGraph *g, int node, const int *nuse, Region *r, int *result,
     const RlxNode *n = &g->n[node];
     int ov[8], oa[8], no = 0;
     int64_t numel = rlx_value_numel(&g->v[n->out[0]]);
+    /* an input no step reads (CastLike's target_type) absorbs nothing */
+    RlxEltStep *own;
+    int nown = rlx_region_from_node(g, node, &own);
     for (int i = 0; i < n->nin && no < 8; i++) {
-        int v = n->in[i];
-        if (v < 0) continue;
+        int v = n->in[i], read = 0;
+        for (int k = 0; k < nown; k++)
+            for (int j = 0; j < own[k].nargs; j++) read |= own[k].args[j] == i;
+        if (v < 0 || !read) continue;
         const RlxValue *x = &g->v[v];
         int p = x->producer;
         if (p < 0 || !fusable(g, p) || nuse[v] != 1 || (x->flags & RLX_V_OUTPUT) || rlx_value_numel(x) != numel)

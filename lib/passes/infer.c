@@ -344,6 +344,26 @@ static void infer_elementwise(const RlxGraph *g, int node, RlxShape *out) {
     case RLX_OP_SIGMOID: case RLX_OP_LEAKYRELU: case RLX_OP_ELU: case RLX_OP_HARDSIGMOID: case RLX_OP_HARDSWISH:
     case RLX_OP_SOFTPLUS: cls = T_FLOAT; break;
     case RLX_OP_IDENTITY: cls = T_ANY; break;
+    case RLX_OP_LESSOREQUAL: case RLX_OP_GREATEROREQUAL: result = RLX_BOOL; break;
+    case RLX_OP_XOR: cls = T_BOOL; break;
+    case RLX_OP_ISNAN: case RLX_OP_ISINF: cls = T_FLOAT; result = RLX_BOOL; break;
+    case RLX_OP_SIN: case RLX_OP_COS: case RLX_OP_TAN: case RLX_OP_ASIN: case RLX_OP_ACOS: case RLX_OP_ATAN:
+    case RLX_OP_SINH: case RLX_OP_COSH: case RLX_OP_ASINH: case RLX_OP_ACOSH: case RLX_OP_ATANH: case RLX_OP_FLOOR:
+    case RLX_OP_CEIL: case RLX_OP_ROUND: case RLX_OP_SELU: case RLX_OP_CELU: case RLX_OP_THRESHOLDEDRELU:
+    case RLX_OP_SHRINK: case RLX_OP_MISH: case RLX_OP_SOFTSIGN: case RLX_OP_MEAN:
+        cls = T_FLOAT;
+        break;
+    case RLX_OP_BITSHIFT: {
+        const char *dir = rlx_attr_s(n, "direction", "");
+        if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+            rlx_node_error(g, node, "direction must be \"LEFT\" or \"RIGHT\", not \"%s\"", dir);
+        for (int k = 0; k < n->nin; k++) {
+            RlxDType dt = rlx_input(g, node, k)->dtype;
+            if (!rlx_dtype_is_int(dt) || rlx_dtype_is_signed(dt))
+                rlx_node_error(g, node, "input %d is %s; BitShift takes unsigned integers", k, rlx_dtype_name(dt));
+        }
+        break;
+    }
     default: break;
     }
     for (int k = 0; k < n->nin; k++) {
@@ -352,6 +372,13 @@ static void infer_elementwise(const RlxGraph *g, int node, RlxShape *out) {
     }
     rlx_broadcast(g, node, 0, n->nin, out);
     out->dtype = result >= 0 ? (RlxDType)result : rlx_input(g, node, 0)->dtype;
+    /* PRelu's slope broadcasts to X, never X to the slope */
+    if (n->op == RLX_OP_PRELU) {
+        const RlxValue *x = rlx_input(g, node, 0);
+        if (out->rank != x->rank || memcmp(out->dims, x->dims, sizeof(int64_t) * (size_t)x->rank))
+            rlx_node_error(g, node, "slope %s does not broadcast to X %s", rlx_shape_str(rlx_input(g, node, 1)),
+                           rlx_shape_str(x));
+    }
 }
 
 /* rlx.Region (fuse.c, or read back from a dump): inputs broadcast; the
@@ -420,6 +447,15 @@ static void check_epilogue_inputs(const RlxGraph *g, int node, const RlxShape *o
                                   rlx_dims_str(out->rank, out->dims));
     }
     (void)n;
+}
+
+/* CastLike: Cast to target_type's dtype; target_type's shape is free (its
+ * values are never read). */
+static void infer_castlike(const RlxGraph *g, int node, RlxShape *out) {
+    const RlxValue *x = rlx_input(g, node, 0);
+    out->dtype = rlx_input(g, node, 1)->dtype;
+    out->rank = x->rank;
+    memcpy(out->dims, x->dims, sizeof out->dims);
 }
 
 static void infer_matmul(const RlxGraph *g, int node, RlxShape *out) {
@@ -911,6 +947,7 @@ static void infer_node(RlxGraph *g, int node) {
     case RLX_OP_REGION: infer_region(g, node, outs); break;
     case RLX_OP_CLIP: infer_clip(g, node, outs); break;
     case RLX_OP_CAST: infer_cast(g, node, outs); break;
+    case RLX_OP_CASTLIKE: infer_castlike(g, node, outs); break;
     case RLX_OP_MATMUL: infer_matmul(g, node, outs); break;
     case RLX_OP_GEMM: infer_gemm(g, node, outs); break;
     case RLX_OP_CONV: case RLX_OP_MAXPOOL: case RLX_OP_AVERAGEPOOL: infer_window(g, node, outs); break;

@@ -104,6 +104,37 @@ static const Support support[] = {
     {RLX_OP_PAD,            IN0,    0, {ANY,       0, 0, 0}},
 
     /* ---- family elt ---- */
+    {RLX_OP_SIN,            IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_COS,            IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_TAN,            IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_ASIN,           IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_ACOS,           IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_ATAN,           IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_SINH,           IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_COSH,           IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_ASINH,          IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_ACOSH,          IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_ATANH,          IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_FLOOR,          IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_CEIL,           IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_ROUND,          IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_SIGN,           IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_MOD,            IN01,   0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_BITSHIFT,       IN01,   0, {INTS,      0, 0, 0}},   /* unsigned: inference checks */
+    {RLX_OP_ISNAN,          IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_ISINF,          IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_MEAN,           IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_PRELU,          IN01,   0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_SELU,           IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_CELU,           IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_THRESHOLDEDRELU, IN0,   0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_SHRINK,         IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_MISH,           IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_SOFTSIGN,       IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_XOR,            IN01,   0, {BOOLS,     0, 0, 0}},
+    {RLX_OP_LESSOREQUAL,    IN01,   0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_GREATEROREQUAL, IN01,   0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_CASTLIKE,       IN0,    1, {ANY,       0, 0, 0}},
 
     /* ---- family norm ---- */
 

@@ -9,21 +9,65 @@
  *     s0:f32 = Mul(x0, x1); s1:f32 = Add(s0, x2); s2:f32 = LeakyRelu[0.1](s1)
  *
  * xK is the node's K-th input, sK an earlier step, _ an absent optional
- * input; [a, b] are the op's float attributes (alpha, beta).
+ * input; [a, b] are the op's attributes (RlxEltStep's alpha, beta): the
+ * float attributes in ops.def order (Selu [alpha, gamma], Shrink [bias,
+ * lambd]), and as numbers Mod [fmod], BitShift [1 = LEFT, 0 = RIGHT],
+ * IsInf [detect_negative, detect_positive] and Mean [n]: Mean[n](args)
+ * is the sum of its arguments divided by n, so a Mean node of n inputs
+ * is n-1 Adds and a Mean[n] of their sum. CastLike is a Cast step of its
+ * first input (its second input only gives the dtype).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "rlx.h"
 
-static int has_alpha(RlxOp op) { return op == RLX_OP_LEAKYRELU || op == RLX_OP_ELU || op == RLX_OP_HARDSIGMOID; }
-static int has_beta(RlxOp op) { return op == RLX_OP_HARDSIGMOID; }
+static int has_alpha(RlxOp op) {
+    switch (op) {
+    case RLX_OP_LEAKYRELU: case RLX_OP_ELU: case RLX_OP_HARDSIGMOID: case RLX_OP_SELU: case RLX_OP_CELU:
+    case RLX_OP_THRESHOLDEDRELU: case RLX_OP_SHRINK: case RLX_OP_MOD: case RLX_OP_BITSHIFT: case RLX_OP_ISINF:
+    case RLX_OP_MEAN:
+        return 1;
+    default: return 0;
+    }
+}
+static int has_beta(RlxOp op) {
+    return op == RLX_OP_HARDSIGMOID || op == RLX_OP_SELU || op == RLX_OP_SHRINK || op == RLX_OP_ISINF;
+}
+
+int rlx_step_args_in_result_type(RlxOp op) {
+    switch (op) {
+    case RLX_OP_CAST: case RLX_OP_CASTLIKE: case RLX_OP_POW: case RLX_OP_WHERE: case RLX_OP_EQUAL: case RLX_OP_LESS:
+    case RLX_OP_GREATER: case RLX_OP_LESSOREQUAL: case RLX_OP_GREATEROREQUAL: case RLX_OP_AND: case RLX_OP_OR:
+    case RLX_OP_XOR: case RLX_OP_NOT: case RLX_OP_ISNAN: case RLX_OP_ISINF:
+        return 0;
+    default: return 1;
+    }
+}
 
 int rlx_region_from_node(const RlxGraph *g, int node, RlxEltStep **out) {
     const RlxNode *n = &g->n[node];
     if (n->op == RLX_OP_REGION) return rlx_region_parse(g, node, out);
     RLX_ASSERT(rlx_ops[n->op].flags & RLX_OPF_ELT);
     RlxDType dt = g->v[n->out[0]].dtype;
+    if (n->op == RLX_OP_MEAN) {
+        int ns = n->nin;
+        RlxEltStep *s = rlx_alloc(sizeof(RlxEltStep) * (size_t)ns);
+        *out = s;
+        for (int k = 0; k + 1 < ns; k++) {
+            s[k].op = RLX_OP_ADD;
+            s[k].dtype = dt;
+            s[k].nargs = 2;
+            s[k].args[0] = k == 0 ? 0 : -k;
+            s[k].args[1] = k + 1;
+        }
+        s[ns - 1].op = RLX_OP_MEAN;
+        s[ns - 1].dtype = dt;
+        s[ns - 1].nargs = 1;
+        s[ns - 1].args[0] = ns == 1 ? 0 : -(ns - 1);
+        s[ns - 1].alpha = n->nin;
+        return ns;
+    }
     int variadic = n->op == RLX_OP_SUM || n->op == RLX_OP_MAX || n->op == RLX_OP_MIN;
     int nsteps = variadic && n->nin > 2 ? n->nin - 1 : 1;
     RlxEltStep *s = rlx_alloc(sizeof(RlxEltStep) * (size_t)nsteps);
@@ -56,6 +100,26 @@ int rlx_region_from_node(const RlxGraph *g, int node, RlxEltStep **out) {
     case RLX_OP_HARDSIGMOID:
         s->alpha = rlx_attr_f(n, "alpha", 0.2);
         s->beta = rlx_attr_f(n, "beta", 0.5);
+        break;
+    case RLX_OP_SELU:
+        s->alpha = rlx_attr_f(n, "alpha", 1.67326319217681884765625);
+        s->beta = rlx_attr_f(n, "gamma", 1.05070102214813232421875);
+        break;
+    case RLX_OP_CELU: s->alpha = rlx_attr_f(n, "alpha", 1.0); break;
+    case RLX_OP_THRESHOLDEDRELU: s->alpha = rlx_attr_f(n, "alpha", 1.0); break;
+    case RLX_OP_SHRINK:
+        s->alpha = rlx_attr_f(n, "bias", 0.0);
+        s->beta = rlx_attr_f(n, "lambd", 0.5);
+        break;
+    case RLX_OP_MOD: s->alpha = rlx_attr_i(n, "fmod", 0) != 0; break;
+    case RLX_OP_BITSHIFT: s->alpha = !strcmp(rlx_attr_s(n, "direction", ""), "LEFT"); break;
+    case RLX_OP_ISINF:
+        s->alpha = rlx_attr_i(n, "detect_negative", 1) != 0;
+        s->beta = rlx_attr_i(n, "detect_positive", 1) != 0;
+        break;
+    case RLX_OP_CASTLIKE:
+        s->op = RLX_OP_CAST;
+        s->nargs = 1;
         break;
     default: break;
     }
