@@ -14,9 +14,9 @@
  *
  * Numerics: accumulation is in float in the order of the reduced index, so a
  * result does not depend on which loop variant ran. Softmax subtracts the row
- * maximum, layer norm takes the mean and then the variance in two passes, means
- * divide once at the end. Max reductions, max pooling and argmax propagate NaN
- * (rs_max from rlx_scalar.h, shared with the elementwise ops).
+ * maximum, batch norm folds its statistics per channel. Max pooling propagates
+ * NaN (rs_max from rlx_scalar.h, shared with the elementwise ops). Reductions,
+ * arg-min/max and the other normalizations are in rk_norm.c.
  *
  * Params come from rlxc, which already validated the graph; the checks here
  * only refuse what would make a loop read or write out of bounds (RLX_E_ARG),
@@ -471,31 +471,6 @@ int rk_batchnorm_f32(rk_ctx *ctx, const void *params, const void *const *in, voi
     return RLX_OK;
 }
 
-int rk_layernorm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
-    const rk_layernorm_f32_params *p = params;
-    (void)ctx;
-    if (p->outer < 0 || p->inner < 0) return RLX_E_ARG;
-    const float *x = in[0], *scale = in[1], *bias = p->has_bias ? in[2] : NULL;
-    float *y = out[0];
-    for (int64_t r = 0; r < p->outer; r++) {
-        const float *xr = x + r * p->inner;
-        float *yr = y + r * p->inner;
-        float sum = 0.0f, sq = 0.0f;
-        for (int64_t i = 0; i < p->inner; i++) sum += xr[i];
-        float mean = sum / (float)p->inner;
-        for (int64_t i = 0; i < p->inner; i++) {
-            float d = xr[i] - mean;
-            sq += d * d;
-        }
-        float inv = 1.0f / sqrtf(sq / (float)p->inner + (float)p->eps);
-        for (int64_t i = 0; i < p->inner; i++) {
-            float v = (xr[i] - mean) * inv * scale[i];
-            yr[i] = bias ? v + bias[i] : v;
-        }
-    }
-    return RLX_OK;
-}
-
 int rk_softmax_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_softmax_f32_params *p = params;
     (void)ctx;
@@ -518,94 +493,6 @@ int rk_softmax_f32(rk_ctx *ctx, const void *params, const void *const *in, void 
                 float inv = 1.0f / sum;
                 for (int64_t a = 0; a < len; a++) yr[a * st] = expf(xr[a * st] - mx) * inv;
             }
-        }
-    }
-    return RLX_OK;
-}
-
-/* ---- reductions ---- */
-
-static float reduce_step(int64_t op, float acc, float v) {
-    switch (op) {
-    case 2: return rs_max(v, acc);
-    case 3: return rs_min(v, acc);
-    default: return acc + v;
-    }
-}
-
-int rk_reduce_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
-    const rk_reduce_f32_params *p = params;
-    (void)ctx;
-    if (p->op < 0 || p->op > 3 || bad_rank(p->rank)) return RLX_E_ARG;
-    int64_t rank = p->rank, n = count_elems(rank, p->dims);
-    if (n < 0) return RLX_E_ARG;
-    const float *x = in[0];
-    float *y = out[0];
-    /* stride of each input axis in the output; 0 for reduced axes */
-    int64_t ostride[RK_MAX_RANK], nout = 1, nred = 1;
-    for (int64_t a = rank - 1; a >= 0; a--) {
-        if (p->mask[a]) {
-            ostride[a] = 0;
-            nred *= p->dims[a];
-        } else {
-            ostride[a] = nout;
-            nout *= p->dims[a];
-        }
-    }
-    float init = p->op == 2 ? -INFINITY : p->op == 3 ? INFINITY : 0.0f;
-    for (int64_t i = 0; i < nout; i++) y[i] = init;
-    if (n > 0) {
-        if (rank == 0) {
-            y[0] = reduce_step(p->op, y[0], x[0]);
-        } else {
-            int64_t idx[RK_MAX_RANK] = {0}, last = rank - 1, row = p->dims[last];
-            const float *xr = x;
-            do {
-                int64_t off = 0;
-                for (int64_t a = 0; a < last; a++) off += idx[a] * ostride[a];
-                if (p->mask[last]) {
-                    float acc = y[off];
-                    for (int64_t j = 0; j < row; j++) acc = reduce_step(p->op, acc, xr[j]);
-                    y[off] = acc;
-                } else {
-                    float *yr = y + off;
-                    for (int64_t j = 0; j < row; j++) yr[j] = reduce_step(p->op, yr[j], xr[j]);
-                }
-                xr += row;
-            } while (odometer_next(idx, p->dims, last));
-        }
-    }
-    if (p->op == 1) {
-        float cnt = (float)nred;
-        for (int64_t i = 0; i < nout; i++) y[i] /= cnt;
-    }
-    return RLX_OK;
-}
-
-int rk_argmax_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
-    const rk_argmax_f32_params *p = params;
-    (void)ctx;
-    if (p->outer < 0 || p->axis_len < 0 || p->inner < 0) return RLX_E_ARG;
-    const float *x = in[0];
-    int64_t *y = out[0], len = p->axis_len, st = p->inner;
-    for (int64_t o = 0; o < p->outer; o++) {
-        for (int64_t i = 0; i < p->inner; i++) {
-            const float *xr = x + o * len * st + i;
-            int64_t best_i = 0;
-            float best = len > 0 ? xr[0] : 0.0f;
-            for (int64_t a = 1; a < len; a++) {
-                float v = xr[a * st];
-                if (best != best) {
-                    /* NaN is the maximum: the first NaN, or the last if select_last */
-                    if (p->select_last && v != v) best_i = a;
-                    continue;
-                }
-                if (v != v || v > best || (p->select_last && v == best)) {
-                    best = v;
-                    best_i = a;
-                }
-            }
-            y[o * st + i] = best_i;
         }
     }
     return RLX_OK;

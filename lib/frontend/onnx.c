@@ -727,6 +727,45 @@ static void import_shape_family(Reader *r, int i, int op, Attr *at, int nat, int
     }
 }
 
+/* The norm family's older forms: ReduceL1/L2/LogSum/LogSumExp/Prod/SumSquare
+ * take axes as an attribute until opset 18 (an input in the canonical form);
+ * Hardmax before 13 defaults axis to 1 and coerces its input to 2-D, like
+ * Softmax (legacy_2d). Returns the attribute array, grown if needed. */
+static Attr *rewrite_norm(Reader *r, int i, int op, Attr *at, int *nat, int *in, int *nin) {
+    const char *nn = r->node_names[i];
+    switch (op) {
+    case RLX_OP_REDUCEL1:
+    case RLX_OP_REDUCEL2:
+    case RLX_OP_REDUCELOGSUM:
+    case RLX_OP_REDUCELOGSUMEXP:
+    case RLX_OP_REDUCEPROD:
+    case RLX_OP_REDUCESUMSQUARE: {
+        RlxAttr *ax = take_ints(r, i, at, *nat, "axes", 0);
+        if (*nin != 1) node_err(r, i, rlx_fmt("takes 1 input in opset %d, got %d", r->opset, *nin));
+        if (ax) in[(*nin)++] = const_i64(r, nn, "axes", ax->n, ax->ints);
+        break;
+    }
+    case RLX_OP_HARDMAX:
+        if (r->opset < 13) {
+            int has_axis = find_attr(at, *nat, "axis") != NULL;
+            at = rlx_realloc(at, sizeof(Attr) * (size_t)(*nat + 1), sizeof(Attr) * (size_t)(*nat + 3));
+            if (!has_axis) {
+                at[*nat].a.name = "axis";
+                at[*nat].a.kind = RLX_A_INT;
+                at[*nat].a.i = 1;
+                at[(*nat)++].a.tensor = -1;
+            }
+            at[*nat].a.name = "legacy_2d";
+            at[*nat].a.kind = RLX_A_INT;
+            at[*nat].a.i = 1;
+            at[(*nat)++].a.tensor = -1;
+        }
+        break;
+    default: break;
+    }
+    return at;
+}
+
 /* Pass 2: inputs, the rewrite into canonical form, attributes. */
 static void build_node(Reader *r, int i) {
     const Onnx__NodeProto *np = r->gp->node[i];
@@ -855,7 +894,7 @@ static void build_node(Reader *r, int i) {
             if (nin > 1) nin = 1;
         }
         break;
-    default: break;
+    default: at = rewrite_norm(r, i, op, at, &nat, in, &nin); break;
     }
     import_shape_family(r, i, op, at, nat, in, &nin);
     while (nin > 0 && in[nin - 1] < 0) nin--;

@@ -298,7 +298,12 @@ int rlx_reduce_axes(const RlxGraph *g, int node, int rank, int mask[]) {
     const RlxNode *n = node_of(g, node);
     int na = 0;
     int64_t *axes = NULL;
-    if (rlx_has_input(g, node, 1)) axes = rlx_const_ints(g, node, 1, "axes", &na);
+    /* an axes input of static shape [0] is known to be empty, constant or not */
+    if (rlx_has_input(g, node, 1)) {
+        const RlxValue *av = rlx_input(g, node, 1);
+        if (!(av->rank == 1 && av->dims[0] == 0 && rlx_dtype_is_int(av->dtype)))
+            axes = rlx_const_ints(g, node, 1, "axes", &na);
+    }
     if (na == 0) {
         int noop = rlx_attr_i(n, "noop_with_empty_axes", 0) != 0;
         for (int i = 0; i < rank; i++) mask[i] = !noop;
@@ -555,7 +560,12 @@ static void infer_window(const RlxGraph *g, int node, RlxShape *out) {
 static void infer_batchnorm(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
     const RlxValue *x = rlx_input(g, node, 0);
-    if (rlx_attr_i(n, "training_mode", 0) != 0) rlx_node_error(g, node, "training_mode is not supported");
+    if (rlx_attr_i(n, "training_mode", 0) != 0)
+        rlx_node_error(g, node, "training_mode=1 is not supported (inference only: running statistics are inputs)");
+    /* opset < 14 lists the training outputs (running and saved statistics) as optional */
+    for (int k = 1; k < n->nout; k++)
+        if (n->out[k] >= 0 && rlx_value_used(g, n->out[k]))
+            rlx_node_error(g, node, "output %d (training statistics) is not supported (inference only)", k);
     if (x->rank < 2) rlx_node_error(g, node, "input must have rank >= 2 (N, C, ...), not %d", x->rank);
     static const char *const roles[5] = {"X", "scale", "B", "input_mean", "input_var"};
     for (int k = 0; k < 5; k++) {
@@ -569,6 +579,7 @@ static void infer_batchnorm(const RlxGraph *g, int node, RlxShape *out) {
     out->dtype = x->dtype;
     out->rank = x->rank;
     memcpy(out->dims, x->dims, sizeof out->dims);
+    for (int k = 1; k < n->nout; k++) out[k] = (RlxShape){x->dtype, 1, {x->dims[1]}};
 }
 
 /* LayerNormalization: Y, and optionally Mean and InvStdDev (X's leading axes, 1 for the normalized ones). */
@@ -888,9 +899,10 @@ static void infer_argmax(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
     const RlxValue *x = rlx_input(g, node, 0);
     rlx_want_dtype(g, node, 0, T_NUMERIC);
-    if (x->rank < 1) rlx_node_error(g, node, "ArgMax needs rank >= 1");
+    if (x->rank < 1) rlx_node_error(g, node, "input must have rank >= 1");
     int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", 0), x->rank);
-    if (x->dims[axis] == 0) rlx_node_error(g, node, "axis %d is empty: no maximum", axis);
+    if (x->dims[axis] == 0)
+        rlx_node_error(g, node, "axis %d is empty: no %s", axis, n->op == RLX_OP_ARGMIN ? "minimum" : "maximum");
     int keep = rlx_attr_i(n, "keepdims", 1) != 0;
     out->dtype = RLX_I64;
     out->rank = 0;
@@ -966,9 +978,11 @@ static void infer_node(RlxGraph *g, int node) {
     case RLX_OP_GATHER: infer_gather(g, node, outs); break;
     case RLX_OP_PAD: infer_pad(g, node, outs); break;
     case RLX_OP_REDUCEMEAN: case RLX_OP_REDUCESUM: case RLX_OP_REDUCEMAX: case RLX_OP_REDUCEMIN:
+    case RLX_OP_REDUCEL1: case RLX_OP_REDUCEL2: case RLX_OP_REDUCELOGSUM: case RLX_OP_REDUCELOGSUMEXP:
+    case RLX_OP_REDUCEPROD: case RLX_OP_REDUCESUMSQUARE:
         infer_reduce(g, node, outs);
         break;
-    case RLX_OP_ARGMAX: infer_argmax(g, node, outs); break;
+    case RLX_OP_ARGMAX: case RLX_OP_ARGMIN: infer_argmax(g, node, outs); break;
     case RLX_OP_CONSTANT:
         rlx_node_error(g, node, "Constant nodes must be turned into weights before inference");
         break;

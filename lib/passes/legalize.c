@@ -87,11 +87,11 @@ static const Support support[] = {
     {RLX_OP_LAYERNORM,      IN012,  0, {F32,       0, 0, 0}},
     {RLX_OP_SOFTMAX,        IN0,    0, {F32,       0, 0, 0}},
     {RLX_OP_LOGSOFTMAX,     IN0,    0, {F32,       0, 0, 0}},
-    {RLX_OP_REDUCEMEAN,     IN0,    0, {F32,       0, 0, 0}},
-    {RLX_OP_REDUCESUM,      IN0,    0, {F32,       0, 0, 0}},
-    {RLX_OP_REDUCEMAX,      IN0,    0, {F32,       0, 0, 0}},
-    {RLX_OP_REDUCEMIN,      IN0,    0, {F32,       0, 0, 0}},
-    {RLX_OP_ARGMAX,         IN0,    0, {F32,       0, 0, 0}},
+    {RLX_OP_REDUCEMEAN,     IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_REDUCESUM,      IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_REDUCEMAX,      IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_REDUCEMIN,      IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_ARGMAX,         IN0,    0, {NUMERIC,   0, 0, 0}},
     {RLX_OP_RESHAPE,        IN0,    0, {ANY,       0, 0, 0}},
     {RLX_OP_FLATTEN,        IN0,    0, {ANY,       0, 0, 0}},
     {RLX_OP_SQUEEZE,        IN0,    0, {ANY,       0, 0, 0}},
@@ -137,6 +137,18 @@ static const Support support[] = {
     {RLX_OP_CASTLIKE,       IN0,    1, {ANY,       0, 0, 0}},
 
     /* ---- family norm ---- */
+    {RLX_OP_REDUCEL1,       IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_REDUCEL2,       IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_REDUCELOGSUM,   IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_REDUCELOGSUMEXP, IN0,   0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_REDUCEPROD,     IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_REDUCESUMSQUARE, IN0,   0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_ARGMIN,         IN0,    0, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_HARDMAX,        IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_INSTANCENORM,   IN012,  0, {F32,       0, 0, 0}},
+    {RLX_OP_LPNORM,         IN0,    0, {F32,       0, 0, 0}},
+    {RLX_OP_MVN,            IN0,    0, {F32,       0, 0, 0}},
+    {RLX_OP_LRN,            IN0,    0, {F32,       0, 0, 0}},
 
     /* ---- family conv ---- */
 

@@ -444,14 +444,24 @@ static void lower_reduce(RlxLower *L, int node) {
         lower_copy(L, node, n->in[0], n->out[0]);
         return;
     }
-    int op = n->op == RLX_OP_REDUCESUM ? 0 : n->op == RLX_OP_REDUCEMEAN ? 1 : n->op == RLX_OP_REDUCEMAX ? 2 : 3;
+    /* the op numbers of rk_reduce (rk_kernels.def) */
+    static const struct { RlxOp op; int code; } codes[] = {
+        {RLX_OP_REDUCESUM, 0}, {RLX_OP_REDUCEMEAN, 1}, {RLX_OP_REDUCEMAX, 2}, {RLX_OP_REDUCEMIN, 3},
+        {RLX_OP_REDUCEPROD, 4}, {RLX_OP_REDUCEL1, 5}, {RLX_OP_REDUCEL2, 6}, {RLX_OP_REDUCELOGSUM, 7},
+        {RLX_OP_REDUCELOGSUMEXP, 8}, {RLX_OP_REDUCESUMSQUARE, 9}};
+    int op = -1;
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (codes[i].op == n->op) op = codes[i].code;
+    RLX_ASSERT(op >= 0);
     if (!rlx_value_numel(val(L, n->out[0]))) return;
-    if (!rlx_value_numel(x) && op >= 2) rlx_node_error(L->g, node, "reduction of an empty tensor has no identity");
-    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_reduce_f32, node);
+    if (!rlx_value_numel(x) && (op == 2 || op == 3))
+        rlx_node_error(L->g, node, "reduction of an empty tensor has no identity");
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_reduce, node);
     rlx_tk_in(L, t, n->in[0]);
     rlx_tk_out(L, t, n->out[0]);
     int64_t m64[RLX_MAX_RANK];
     for (int i = 0; i < x->rank; i++) m64[i] = mask[i];
+    rlx_tk_i(t, "dtype", x->dtype);
     rlx_tk_i(t, "op", op);
     rlx_tk_i(t, "rank", x->rank);
     rlx_tk_a(t, "dims", x->dims, x->rank);
@@ -511,20 +521,39 @@ static void lower_node(RlxLower *L, int node) {
         rlx_tk_f(t, "eps", rlx_attr_f(n, "epsilon", 1e-5));
         return;
     case RLX_OP_LAYERNORM: {
-        for (int i = 1; i < n->nout; i++)
-            if (n->out[i] >= 0 && rlx_value_used(g, n->out[i]))
-                rlx_node_error(g, node, "the Mean and InvStdDev outputs are not supported");
         int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", -1), x->rank);
-        t = rlx_thunk_new(L->tl, RLX_K_layernorm_f32, node);
         int has_bias = n->nin > 2 && n->in[2] >= 0;
+        int has_mean = n->nout > 1 && n->out[1] >= 0 && rlx_value_used(g, n->out[1]);
+        int has_inv = n->nout > 2 && n->out[2] >= 0 && rlx_value_used(g, n->out[2]);
+        if ((has_mean || has_inv) && val(L, n->out[has_mean ? 1 : 2])->dtype != RLX_F32)
+            rlx_node_error(g, node, "the Mean and InvStdDev outputs are supported with stash_type 1 (f32) only");
+        if (!rlx_value_numel(x)) return;
+        t = rlx_thunk_new(L->tl, RLX_K_layernorm_f32, node);
         rlx_tk_in(L, t, n->in[0]);
         rlx_tk_in(L, t, n->in[1]);
         if (has_bias) rlx_tk_in(L, t, n->in[2]);
         rlx_tk_out(L, t, n->out[0]);
+        if (has_mean) rlx_tk_out(L, t, n->out[1]);
+        if (has_inv) rlx_tk_out(L, t, n->out[2]);
         rlx_tk_i(t, "outer", rlx_prod(x->dims, 0, axis));
         rlx_tk_i(t, "inner", rlx_prod(x->dims, axis, x->rank));
         rlx_tk_f(t, "eps", rlx_attr_f(n, "epsilon", 1e-5));
         rlx_tk_i(t, "has_bias", has_bias);
+        rlx_tk_i(t, "has_mean", has_mean);
+        rlx_tk_i(t, "has_inv_std", has_inv);
+        /* Scale and B broadcast (right-aligned) to the normalized dims x[axis:] */
+        int nr = x->rank - axis;
+        rlx_tk_i(t, "nrank", nr);
+        rlx_tk_a(t, "ndims", x->dims + axis, nr);
+        for (int k = 1; k <= 1 + has_bias; k++) {
+            const RlxValue *p = val(L, n->in[k]);
+            int64_t st[RLX_MAX_RANK] = {0}, step = 1;
+            for (int i = p->rank - 1; i >= 0; i--) {
+                st[nr - p->rank + i] = p->dims[i] == 1 ? 0 : step;
+                step *= p->dims[i];
+            }
+            rlx_tk_a(t, k == 1 ? "scale_strides" : "bias_strides", st, nr);
+        }
         return;
     }
     case RLX_OP_SOFTMAX:
@@ -544,14 +573,17 @@ static void lower_node(RlxLower *L, int node) {
         rlx_tk_i(t, "log", n->op == RLX_OP_LOGSOFTMAX);
         return;
     }
-    case RLX_OP_ARGMAX: {
+    case RLX_OP_ARGMAX:
+    case RLX_OP_ARGMIN: {
         int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", 0), x->rank);
         if (!rlx_value_numel(val(L, n->out[0]))) return;
-        t = rlx_thunk_new(L->tl, RLX_K_argmax_f32, node);
+        t = rlx_thunk_new(L->tl, RLX_K_argminmax, node);
         rlx_tk_in(L, t, n->in[0]);
         rlx_tk_out(L, t, n->out[0]);
+        rlx_tk_i(t, "dtype", x->dtype);
         set_axis_split(t, x, axis);
-        rlx_tk_i(t, "select_last", rlx_attr_i(n, "select_last_index", 0));
+        rlx_tk_i(t, "select_last", rlx_attr_i(n, "select_last_index", 0) != 0);
+        rlx_tk_i(t, "is_min", n->op == RLX_OP_ARGMIN);
         return;
     }
     case RLX_OP_TRANSPOSE:
@@ -565,7 +597,13 @@ static void lower_node(RlxLower *L, int node) {
     case RLX_OP_REDUCEMEAN:
     case RLX_OP_REDUCESUM:
     case RLX_OP_REDUCEMAX:
-    case RLX_OP_REDUCEMIN: lower_reduce(L, node); return;
+    case RLX_OP_REDUCEMIN:
+    case RLX_OP_REDUCEL1:
+    case RLX_OP_REDUCEL2:
+    case RLX_OP_REDUCELOGSUM:
+    case RLX_OP_REDUCELOGSUMEXP:
+    case RLX_OP_REDUCEPROD:
+    case RLX_OP_REDUCESUMSQUARE: lower_reduce(L, node); return;
     default:
         if (!rlx_lower_ext(L, node)) rlx_node_error(g, node, "no lowering for this op (internal)");
     }

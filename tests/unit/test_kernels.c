@@ -452,7 +452,8 @@ Test(kernels, layernorm) {
      * numpy gives [-1.34164071, -0.44721359, 0.89442718, 3.68328142] (/usr/bin/python3).
      * A constant row normalizes to 0 (needs eps), leaving the bias. */
     float x[8] = {1, 2, 3, 4, 5, 5, 5, 5}, scale[4] = {1, 1, 2, 2}, bias[4] = {0, 0, 0, 1}, y[8];
-    rk_layernorm_f32_params p = {.outer = 2, .inner = 4, .eps = 1e-5, .has_bias = 1};
+    rk_layernorm_f32_params p = {.outer = 2, .inner = 4, .eps = 1e-5, .has_bias = 1, .nrank = 1, .ndims = {4},
+                                 .scale_strides = {1}, .bias_strides = {1}};
     cr_assert_eq(rk_layernorm_f32(&ctx, &p, IN(x, scale, bias), OUT(y)), 0);
     expect_floats(y, (float[]){-1.34164071f, -0.44721359f, 0.89442718f, 3.68328142f, 0, 0, 0, 1}, 8, 1e-5f);
 
@@ -490,38 +491,38 @@ Test(kernels, reduce_ops) {
     float x[24], y[24];
     iota(x, 24, 0);
     /* sum over b: 3*12a + (0+4+8) + 3c = 36a + 12 + 3c */
-    rk_reduce_f32_params p = {.op = 0, .rank = 3, .dims = {2, 3, 4}, .mask = {0, 1, 0}};
-    cr_assert_eq(rk_reduce_f32(&ctx, &p, IN(x), OUT(y)), 0);
+    rk_reduce_params p = {.dtype = RLX_F32, .op = 0, .rank = 3, .dims = {2, 3, 4}, .mask = {0, 1, 0}};
+    cr_assert_eq(rk_reduce(&ctx, &p, IN(x), OUT(y)), 0);
     for (int a = 0; a < 2; a++)
         for (int c = 0; c < 4; c++) cr_expect_eq(y[a * 4 + c], 36 * a + 12 + 3 * c);
     /* mean over a and c: 6 + 4b + 1.5 */
-    rk_reduce_f32_params m = {.op = 1, .rank = 3, .dims = {2, 3, 4}, .mask = {1, 0, 1}};
-    cr_assert_eq(rk_reduce_f32(&ctx, &m, IN(x), OUT(y)), 0);
+    rk_reduce_params m = {.dtype = RLX_F32, .op = 1, .rank = 3, .dims = {2, 3, 4}, .mask = {1, 0, 1}};
+    cr_assert_eq(rk_reduce(&ctx, &m, IN(x), OUT(y)), 0);
     expect_floats(y, (float[]){7.5f, 11.5f, 15.5f}, 3, 0);
     /* max over c: 12a + 4b + 3 */
-    rk_reduce_f32_params mx = {.op = 2, .rank = 3, .dims = {2, 3, 4}, .mask = {0, 0, 1}};
-    cr_assert_eq(rk_reduce_f32(&ctx, &mx, IN(x), OUT(y)), 0);
+    rk_reduce_params mx = {.dtype = RLX_F32, .op = 2, .rank = 3, .dims = {2, 3, 4}, .mask = {0, 0, 1}};
+    cr_assert_eq(rk_reduce(&ctx, &mx, IN(x), OUT(y)), 0);
     expect_floats(y, (float[]){3, 7, 11, 15, 19, 23}, 6, 0);
     /* min over everything */
-    rk_reduce_f32_params mn = {.op = 3, .rank = 3, .dims = {2, 3, 4}, .mask = {1, 1, 1}};
-    cr_assert_eq(rk_reduce_f32(&ctx, &mn, IN(x), OUT(y)), 0);
+    rk_reduce_params mn = {.dtype = RLX_F32, .op = 3, .rank = 3, .dims = {2, 3, 4}, .mask = {1, 1, 1}};
+    cr_assert_eq(rk_reduce(&ctx, &mn, IN(x), OUT(y)), 0);
     cr_expect_eq(y[0], 0);
     /* no axis reduced: a copy */
-    rk_reduce_f32_params none = {.op = 0, .rank = 3, .dims = {2, 3, 4}};
-    cr_assert_eq(rk_reduce_f32(&ctx, &none, IN(x), OUT(y)), 0);
+    rk_reduce_params none = {.dtype = RLX_F32, .op = 0, .rank = 3, .dims = {2, 3, 4}};
+    cr_assert_eq(rk_reduce(&ctx, &none, IN(x), OUT(y)), 0);
     expect_floats(y, x, 24, 0);
 
     /* NaN propagates through max and min, wherever it sits */
     float n1[6] = {1, NAN, 3, NAN, 5, 6};
-    rk_reduce_f32_params rows = {.op = 2, .rank = 2, .dims = {2, 3}, .mask = {0, 1}};
-    cr_assert_eq(rk_reduce_f32(&ctx, &rows, IN(n1), OUT(y)), 0);
+    rk_reduce_params rows = {.dtype = RLX_F32, .op = 2, .rank = 2, .dims = {2, 3}, .mask = {0, 1}};
+    cr_assert_eq(rk_reduce(&ctx, &rows, IN(n1), OUT(y)), 0);
     cr_expect(isnan(y[0]) && isnan(y[1]));
     rows.op = 3;
-    cr_assert_eq(rk_reduce_f32(&ctx, &rows, IN(n1), OUT(y)), 0);
+    cr_assert_eq(rk_reduce(&ctx, &rows, IN(n1), OUT(y)), 0);
     cr_expect(isnan(y[0]) && isnan(y[1]));
     /* over the first axis (elementwise combine): columns [1,NaN], [NaN,5], [3,6] */
-    rk_reduce_f32_params cols = {.op = 2, .rank = 2, .dims = {2, 3}, .mask = {1, 0}};
-    cr_assert_eq(rk_reduce_f32(&ctx, &cols, IN(n1), OUT(y)), 0);
+    rk_reduce_params cols = {.dtype = RLX_F32, .op = 2, .rank = 2, .dims = {2, 3}, .mask = {1, 0}};
+    cr_assert_eq(rk_reduce(&ctx, &cols, IN(n1), OUT(y)), 0);
     cr_expect(isnan(y[0]) && isnan(y[1]) && y[2] == 6);
 }
 
@@ -529,24 +530,24 @@ Test(kernels, argmax) {
     /* rows [1,3,3,2] and [5,NaN,NaN,0]: first max 1 / NaN at 1; last max 2 / last NaN 2 */
     float x[8] = {1, 3, 3, 2, 5, NAN, NAN, 0};
     int64_t y[4];
-    rk_argmax_f32_params p = {.outer = 2, .axis_len = 4, .inner = 1};
-    cr_assert_eq(rk_argmax_f32(&ctx, &p, IN(x), OUT(y)), 0);
+    rk_argminmax_params p = {.dtype = RLX_F32, .outer = 2, .axis_len = 4, .inner = 1};
+    cr_assert_eq(rk_argminmax(&ctx, &p, IN(x), OUT(y)), 0);
     expect_i64(y, (int64_t[]){1, 1}, 2);
     p.select_last = 1;
-    cr_assert_eq(rk_argmax_f32(&ctx, &p, IN(x), OUT(y)), 0);
+    cr_assert_eq(rk_argminmax(&ctx, &p, IN(x), OUT(y)), 0);
     expect_i64(y, (int64_t[]){2, 2}, 2);
 
     /* along the middle axis of (1, 4, 2): x as rows (1,3) (3,2) (5,NaN) (NaN,0);
      * column 0 = [1,3,5,NaN] -> 3, column 1 = [3,2,NaN,0] -> 2 */
-    rk_argmax_f32_params q = {.outer = 1, .axis_len = 4, .inner = 2};
-    cr_assert_eq(rk_argmax_f32(&ctx, &q, IN(x), OUT(y)), 0);
+    rk_argminmax_params q = {.dtype = RLX_F32, .outer = 1, .axis_len = 4, .inner = 2};
+    cr_assert_eq(rk_argminmax(&ctx, &q, IN(x), OUT(y)), 0);
     expect_i64(y, (int64_t[]){3, 2}, 2);
     /* without NaN: column 0 of [[4,1],[9,1],[9,0]] -> first 1, last 2; column 1 -> first 0, last 1 */
     float z[6] = {4, 1, 9, 1, 9, 0};
-    rk_argmax_f32_params r = {.outer = 1, .axis_len = 3, .inner = 2};
-    cr_assert_eq(rk_argmax_f32(&ctx, &r, IN(z), OUT(y)), 0);
+    rk_argminmax_params r = {.dtype = RLX_F32, .outer = 1, .axis_len = 3, .inner = 2};
+    cr_assert_eq(rk_argminmax(&ctx, &r, IN(z), OUT(y)), 0);
     expect_i64(y, (int64_t[]){1, 0}, 2);
     r.select_last = 1;
-    cr_assert_eq(rk_argmax_f32(&ctx, &r, IN(z), OUT(y)), 0);
+    cr_assert_eq(rk_argminmax(&ctx, &r, IN(z), OUT(y)), 0);
     expect_i64(y, (int64_t[]){2, 1}, 2);
 }
