@@ -290,6 +290,7 @@ void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node
 int rlx_region_from_node(const RlxGraph *g, int node, RlxEltStep **steps);
 int rlx_region_parse(const RlxGraph *g, int node, RlxEltStep **steps);
 const char *rlx_region_format(const RlxEltStep *steps, int nsteps);
+void rlx_fuse_patterns(RlxGraph *g);                      /* patterns.c; before fuse.c */
 void rlx_fuse_epilogues(RlxGraph *g);                     /* fuse.c; before regions */
 /* Whether a step's arguments are converted to its result's type before the
  * op (arithmetic), or used in their own types (comparisons, Cast, Pow,

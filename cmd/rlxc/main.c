@@ -399,6 +399,8 @@ static void compile(const Args *a) {
     rlx_schedule(g);
     pass_done("dce");
     dump_if(a, 'd', g);
+    rlx_fuse_patterns(g);
+    rlx_schedule(g);
     rlx_fuse_epilogues(g);
     rlx_fuse_elementwise(g);
     rlx_schedule(g);

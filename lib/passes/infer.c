@@ -463,8 +463,22 @@ static void infer_castlike(const RlxGraph *g, int node, RlxShape *out) {
     memcpy(out->dims, x->dims, sizeof out->dims);
 }
 
+/* An operand with its last two axes swapped (a Transpose the pattern pass
+ * folded into the MatMul: rlx_trans_a / rlx_trans_b). */
+static RlxValue swapped_view(const RlxValue *v, int swap) {
+    RlxValue x = *v;
+    if (swap && x.rank >= 2) {
+        x.dims[x.rank - 2] = v->dims[v->rank - 1];
+        x.dims[x.rank - 1] = v->dims[v->rank - 2];
+    }
+    return x;
+}
+
 static void infer_matmul(const RlxGraph *g, int node, RlxShape *out) {
-    const RlxValue *a = rlx_input(g, node, 0), *b = rlx_input(g, node, 1);
+    const RlxNode *mn = node_of(g, node);
+    RlxValue av = swapped_view(rlx_input(g, node, 0), rlx_attr_i(mn, "rlx_trans_a", 0) != 0);
+    RlxValue bv = swapped_view(rlx_input(g, node, 1), rlx_attr_i(mn, "rlx_trans_b", 0) != 0);
+    const RlxValue *a = &av, *b = &bv;
     rlx_want_dtype(g, node, 0, T_NUMERIC);
     rlx_want_same_dtype(g, node, 0, 1);
     if (a->rank < 1 || b->rank < 1) rlx_node_error(g, node, "MatMul operands must have rank >= 1");

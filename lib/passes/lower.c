@@ -150,9 +150,22 @@ static void set_epilogue(RlxLower *L, RlxThunk *t, int node) {
     rlx_tk_f(t, "act_b", rlx_attr_f(n, "rlx_act_b", 0));
 }
 
+/* An operand as the product sees it: with its last two axes swapped when
+ * the pattern pass folded a Transpose into the MatMul (rlx_trans_*). */
+static RlxValue operand_view(const RlxValue *v, int trans) {
+    RlxValue x = *v;
+    if (trans && x.rank >= 2) {
+        x.dims[x.rank - 2] = v->dims[v->rank - 1];
+        x.dims[x.rank - 1] = v->dims[v->rank - 2];
+    }
+    return x;
+}
+
 static void lower_matmul(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
-    const RlxValue *a = val(L, n->in[0]), *b = val(L, n->in[1]), *y = val(L, n->out[0]);
+    int trans_a = rlx_attr_i(n, "rlx_trans_a", 0) != 0, trans_b = rlx_attr_i(n, "rlx_trans_b", 0) != 0;
+    RlxValue av = operand_view(val(L, n->in[0]), trans_a), bv = operand_view(val(L, n->in[1]), trans_b);
+    const RlxValue *a = &av, *b = &bv, *y = val(L, n->out[0]);
     RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_matmul_f32, node);
     rlx_tk_in(L, t, n->in[0]);
     rlx_tk_in(L, t, n->in[1]);
@@ -169,6 +182,8 @@ static void lower_matmul(RlxLower *L, int node) {
     int64_t nn = packed ? y->dims[y->rank - 1] : b->rank >= 2 ? b->dims[b->rank - 1] : 1;
     int brank2 = packed || b->rank >= 2;
     rlx_tk_i(t, "b_packed", packed);
+    rlx_tk_i(t, "trans_a", trans_a);
+    rlx_tk_i(t, "trans_b", trans_b && !packed);
     rlx_tk_i(t, "m", m);
     rlx_tk_i(t, "n", nn);
     rlx_tk_i(t, "k", k);

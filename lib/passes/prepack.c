@@ -24,9 +24,10 @@ void rlx_prepack(RlxGraph *g) {
         int tb = 0;
         if (n->op == RLX_OP_MATMUL) {
             if (b->rank != 2) continue;   /* batched or 1-D weights stay as they are */
-            k = b->dims[0];
-            nn = b->dims[1];
-            ldb = nn;
+            tb = rlx_attr_i(n, "rlx_trans_b", 0) != 0;
+            k = b->dims[tb];
+            nn = b->dims[1 - tb];
+            ldb = b->dims[1];
         } else {
             tb = rlx_attr_i(n, "transB", 0) != 0;
             k = b->dims[tb];
