@@ -129,6 +129,16 @@ Test(conv_kernels, maxpool_3d_dilated_indices) {
     cr_expect_eq(idx[0], 11);
 }
 
+Test(conv_kernels, maxpool_dilated_with_padding) {
+    /* [10, 1, 2, 3] (after a sentinel 100 that must never be read), kernel 2, dilation 2,
+     * pad 1 at the begin: windows at -1, 0, 1 tap {-1, 1}, {0, 2}, {1, 3} -> 1, 10, 3 */
+    float buf[5] = {100, 10, 1, 2, 3}, y[3];
+    rk_pool_nd_params p = pool1d(0, RLX_F32, 4, 3, 2, 1, 0);
+    p.d[2] = 2;
+    cr_assert_eq(rk_pool_nd(&ctx, &p, IN(buf + 1), OUT(y)), 0);
+    expect_floats(y, (float[]){1, 10, 3}, 3, 0);
+}
+
 Test(conv_kernels, maxpool_integer_and_half_dtypes) {
     /* i8 [-5, -3, -4], kernel 3, pads 1+1: every window's max is -3 (padding is never 0) */
     int8_t xi[3] = {-5, -3, -4}, yi[3];
