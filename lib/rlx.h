@@ -188,8 +188,17 @@ void rlx_schedule_memory(RlxGraph *g);                   /* memsched.c; require:
 
 /* shape helpers (infer.c), shared with lowering */
 int rlx_norm_axis(const RlxGraph *g, int node, int64_t axis, int rank);
-void rlx_conv_geometry(const RlxGraph *g, int node, int64_t k[2], int64_t s[2], int64_t d[2], int64_t pads[4],
-                       int64_t out_hw[2]);
+/* The window of Conv, MaxPool, AveragePool, LpPool over the spatial axes
+ * (input rank - 2 of them, 1 to RLX_MAX_WINDOW_AXES): kernel, strides,
+ * dilations, the effective pads (auto_pad resolved) and the output size. */
+#define RLX_MAX_WINDOW_AXES 3
+typedef struct {
+    int nsp;
+    int64_t k[RLX_MAX_WINDOW_AXES], s[RLX_MAX_WINDOW_AXES], d[RLX_MAX_WINDOW_AXES];
+    int64_t pad_begin[RLX_MAX_WINDOW_AXES], pad_end[RLX_MAX_WINDOW_AXES];
+    int64_t out[RLX_MAX_WINDOW_AXES];
+} RlxWindow;
+void rlx_conv_geometry(const RlxGraph *g, int node, RlxWindow *w);
 void rlx_slice_params(const RlxGraph *g, int node, int64_t starts[], int64_t steps[], int64_t out_dims[]);
 int rlx_reduce_axes(const RlxGraph *g, int node, int rank, int mask[]);
 

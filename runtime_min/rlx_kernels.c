@@ -288,7 +288,7 @@ int rk_pad(rk_ctx *ctx, const void *params, const void *const *in, void *const *
 
 /* linear algebra: rk_linalg.c */
 
-/* ---- convolution and pooling ---- */
+/* ---- convolution (2-D; the rest of the conv family is in rk_conv.c) ---- */
 
 /* First and one-past-last output index o whose input coordinate
  * o*stride + offset lies in [0, size): windows clipped to the image. */
@@ -356,98 +356,6 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
                 }
             }
         }
-    }
-    return RLX_OK;
-}
-
-int rk_maxpool2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
-    const rk_maxpool2d_f32_params *p = params;
-    (void)ctx;
-    if (p->n < 0 || p->c < 0 || p->h < 0 || p->w < 0 || p->oh < 0 || p->ow < 0 || p->kh < 0 || p->kw < 0 ||
-        p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0)
-        return RLX_E_ARG;
-    const float *x = in[0];
-    float *y = out[0];
-    int64_t *yi = p->has_indices ? out[1] : NULL;
-    int64_t nc = p->n * p->c, plane = p->h * p->w;
-    for (int64_t q = 0; q < nc; q++) {
-        const float *xq = x + q * plane;
-        for (int64_t oy = 0; oy < p->oh; oy++) {
-            for (int64_t ox = 0; ox < p->ow; ox++) {
-                float best = -INFINITY;
-                int64_t by = -1, bx = -1;
-                for (int64_t ky = 0; ky < p->kh; ky++) {
-                    int64_t iy = oy * p->sh - p->pt + ky * p->dh;
-                    if (iy < 0 || iy >= p->h) continue;
-                    for (int64_t kx = 0; kx < p->kw; kx++) {
-                        int64_t ix = ox * p->sw - p->pl + kx * p->dw;
-                        if (ix < 0 || ix >= p->w) continue;
-                        float v = xq[iy * p->w + ix];
-                        /* strictly greater: the first maximum wins; the first NaN sticks */
-                        if (by < 0 || v > best || (v != v && best == best)) {
-                            best = v;
-                            by = iy;
-                            bx = ix;
-                        }
-                    }
-                }
-                int64_t o = (q * p->oh + oy) * p->ow + ox;
-                y[o] = best;
-                if (yi) {
-                    if (by < 0) yi[o] = -1;   /* the window saw padding only */
-                    else if (p->storage_order) yi[o] = q * plane + bx * p->h + by;
-                    else yi[o] = q * plane + by * p->w + bx;
-                }
-            }
-        }
-    }
-    return RLX_OK;
-}
-
-int rk_avgpool2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
-    const rk_avgpool2d_f32_params *p = params;
-    (void)ctx;
-    if (p->n < 0 || p->c < 0 || p->h < 0 || p->w < 0 || p->oh < 0 || p->ow < 0 || p->kh < 0 || p->kw < 0 ||
-        p->sh <= 0 || p->sw <= 0)
-        return RLX_E_ARG;
-    const float *x = in[0];
-    float *y = out[0];
-    int64_t nc = p->n * p->c, plane = p->h * p->w;
-    for (int64_t q = 0; q < nc; q++) {
-        const float *xq = x + q * plane;
-        for (int64_t oy = 0; oy < p->oh; oy++) {
-            int64_t y0 = oy * p->sh - p->pt, y1 = y0 + p->kh;
-            /* the window as counted with padding: clipped to the padded extent */
-            int64_t py1 = y1 < p->h + p->pb ? y1 : p->h + p->pb;
-            int64_t iy0 = y0 > 0 ? y0 : 0, iy1 = y1 < p->h ? y1 : p->h;
-            for (int64_t ox = 0; ox < p->ow; ox++) {
-                int64_t x0 = ox * p->sw - p->pl, x1 = x0 + p->kw;
-                int64_t px1 = x1 < p->w + p->pr ? x1 : p->w + p->pr;
-                int64_t ix0 = x0 > 0 ? x0 : 0, ix1 = x1 < p->w ? x1 : p->w;
-                float sum = 0.0f;
-                for (int64_t iy = iy0; iy < iy1; iy++)
-                    for (int64_t ix = ix0; ix < ix1; ix++) sum += xq[iy * p->w + ix];
-                int64_t count;
-                if (p->count_include_pad) count = (py1 - y0) * (px1 - x0);
-                else count = (iy1 > iy0 ? iy1 - iy0 : 0) * (ix1 > ix0 ? ix1 - ix0 : 0);
-                y[(q * p->oh + oy) * p->ow + ox] = count > 0 ? sum / (float)count : 0.0f;
-            }
-        }
-    }
-    return RLX_OK;
-}
-
-int rk_global_avgpool_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
-    const rk_global_avgpool_f32_params *p = params;
-    (void)ctx;
-    if (p->nc < 0 || p->hw < 0) return RLX_E_ARG;
-    const float *x = in[0];
-    float *y = out[0];
-    for (int64_t i = 0; i < p->nc; i++) {
-        const float *row = x + i * p->hw;
-        float sum = 0.0f;
-        for (int64_t j = 0; j < p->hw; j++) sum += row[j];
-        y[i] = sum / (float)p->hw;
     }
     return RLX_OK;
 }

@@ -167,40 +167,46 @@ void rlx_axes_mask(const RlxGraph *g, int node, const int64_t *axes, int n, int 
 
 /* ---- public shape helpers, shared with the lowering ---- */
 
-/* Conv, MaxPool, AveragePool over the two spatial axes of NCHW. With
- * auto_pad the given pads are ignored (as ONNX Runtime does) and the
- * effective ones returned. ceil_mode follows PyTorch (and ONNX from opset
- * 19): a last window that would start in the right padding is dropped. */
-void rlx_conv_geometry(const RlxGraph *g, int node, int64_t k[2], int64_t s[2], int64_t d[2], int64_t pads[4],
-                       int64_t out_hw[2]) {
+/* Conv, MaxPool, AveragePool, LpPool over the spatial axes of (N, C, D1..Dn),
+ * n = 1 to 3. With auto_pad the given pads are ignored (as ONNX Runtime does)
+ * and the effective ones returned; SAME_UPPER puts the odd pad at the end.
+ * ceil_mode follows PyTorch (and ONNX from opset 19): a last window that
+ * would start in the right padding is dropped. The ONNX node tests
+ * (test_maxpool_2d_ceil, test_averagepool_2d_ceil) agree with both this and
+ * the older rule without the drop; PyTorch-exported models need this one. */
+void rlx_conv_geometry(const RlxGraph *g, int node, RlxWindow *w) {
     const RlxNode *n = node_of(g, node);
     const RlxValue *x = rlx_input(g, node, 0);
     int is_conv = n->op == RLX_OP_CONV;
-    if (x->rank != 4)
-        rlx_node_error(g, node, "only 2-D (rank-4 NCHW) inputs are supported, not rank %d (shape %s)", x->rank,
-                       rlx_shape_str(x));
-    const RlxAttr *ks = rlx_attr_get(n, "kernel_shape");
-    if (ks) {
-        rlx_ints_attr(g, node, "kernel_shape", 2, 1, 1, k);
-    } else if (is_conv) {
-        const RlxValue *w = rlx_input(g, node, 1);
-        if (w->rank != 4) rlx_node_error(g, node, "weights '%s' must have rank 4 (OIHW), not %d", w->name, w->rank);
-        k[0] = w->dims[2];
-        k[1] = w->dims[3];
-    } else {
-        rlx_node_error(g, node, "missing required attribute 'kernel_shape'");
-    }
+    if (x->rank < 3 || x->rank > 2 + RLX_MAX_WINDOW_AXES)
+        rlx_node_error(g, node, "input must have rank 3 to %d (N, C, 1 to %d spatial axes), not %d (shape %s)",
+                       2 + RLX_MAX_WINDOW_AXES, RLX_MAX_WINDOW_AXES, x->rank, rlx_shape_str(x));
+    int ns = x->rank - 2;
+    memset(w, 0, sizeof *w);
+    w->nsp = ns;
     if (is_conv) {
-        const RlxValue *w = rlx_input(g, node, 1);
-        if (w->rank != 4) rlx_node_error(g, node, "weights '%s' must have rank 4 (OIHW), not %d", w->name, w->rank);
-        if (w->dims[2] != k[0] || w->dims[3] != k[1])
-            rlx_node_error(g, node, "kernel_shape %s disagrees with the weights' %s", rlx_dims_str(2, k),
-                           rlx_dims_str(2, w->dims + 2));
-        if (k[0] < 1 || k[1] < 1) rlx_node_error(g, node, "empty kernel %s", rlx_dims_str(2, k));
+        const RlxValue *wt = rlx_input(g, node, 1);
+        if (wt->rank != x->rank)
+            rlx_node_error(g, node, "weights '%s' must have rank %d (O, I, kernel...) like the input, not %d (shape %s)",
+                           wt->name, x->rank, wt->rank, rlx_shape_str(wt));
+        if (rlx_attr_get(n, "kernel_shape")) {
+            rlx_ints_attr(g, node, "kernel_shape", ns, 1, 1, w->k);
+            for (int a = 0; a < ns; a++)
+                if (wt->dims[2 + a] != w->k[a])
+                    rlx_node_error(g, node, "kernel_shape %s disagrees with the weights' %s", rlx_dims_str(ns, w->k),
+                                   rlx_dims_str(ns, wt->dims + 2));
+        }
+        for (int a = 0; a < ns; a++) w->k[a] = wt->dims[2 + a];
+        for (int a = 0; a < ns; a++)
+            if (w->k[a] < 1) rlx_node_error(g, node, "empty kernel %s", rlx_dims_str(ns, w->k));
+    } else {
+        if (!rlx_attr_get(n, "kernel_shape")) rlx_node_error(g, node, "missing required attribute 'kernel_shape'");
+        rlx_ints_attr(g, node, "kernel_shape", ns, 1, 1, w->k);
     }
-    rlx_ints_attr(g, node, "strides", 2, 1, 1, s);
-    rlx_ints_attr(g, node, "dilations", 2, 1, 1, d);
-    rlx_ints_attr(g, node, "pads", 4, 0, 0, pads);
+    int64_t pads[2 * RLX_MAX_WINDOW_AXES];
+    rlx_ints_attr(g, node, "strides", ns, 1, 1, w->s);
+    rlx_ints_attr(g, node, "dilations", ns, 1, 1, w->d);
+    rlx_ints_attr(g, node, "pads", 2 * ns, 0, 0, pads);
     const char *auto_pad = rlx_attr_s(n, "auto_pad", "NOTSET");
     int mode = !strcmp(auto_pad, "NOTSET") || !*auto_pad ? 0
                : !strcmp(auto_pad, "VALID")               ? 1
@@ -209,38 +215,39 @@ void rlx_conv_geometry(const RlxGraph *g, int node, int64_t k[2], int64_t s[2], 
                                                           : -1;
     if (mode < 0) rlx_node_error(g, node, "unknown auto_pad '%s'", auto_pad);
     int64_t ceil_mode = is_conv ? 0 : rlx_attr_i(n, "ceil_mode", 0);
-    static const char *const axis_names[2] = {"height", "width"};
-    for (int a = 0; a < 2; a++) {
-        int64_t in = x->dims[2 + a];
-        int64_t dk = rlx_add_checked(g, node, rlx_mul_checked(g, node, k[a] - 1, d[a]), 1);
-        int64_t out;
+    for (int a = 0; a < ns; a++) {
+        int64_t in = x->dims[2 + a], s = w->s[a];
+        int64_t dk = rlx_add_checked(g, node, rlx_mul_checked(g, node, w->k[a] - 1, w->d[a]), 1);
+        int64_t out, pb = pads[a], pe = pads[a + ns];
         if (mode == 0) {
-            int64_t total = rlx_add_checked(g, node, rlx_add_checked(g, node, in, pads[a]), pads[a + 2]);
+            int64_t total = rlx_add_checked(g, node, rlx_add_checked(g, node, in, pb), pe);
             if (total < dk) {
                 out = 0;
             } else {
                 int64_t span = total - dk;
-                out = span / s[a] + (ceil_mode && span % s[a] ? 1 : 0) + 1;
-                if (ceil_mode && rlx_mul_checked(g, node, out - 1, s[a]) >= in + pads[a]) out--;
+                out = span / s + (ceil_mode && span % s ? 1 : 0) + 1;
+                if (ceil_mode && rlx_mul_checked(g, node, out - 1, s) >= in + pb) out--;
             }
         } else if (mode == 1) {
-            pads[a] = pads[a + 2] = 0;
-            out = in >= dk ? (in - dk) / s[a] + 1 : 0;
+            pb = pe = 0;
+            out = in >= dk ? (in - dk) / s + 1 : 0;
         } else {
-            out = in / s[a] + (in % s[a] ? 1 : 0);
-            int64_t need = out ? rlx_add_checked(g, node, rlx_mul_checked(g, node, out - 1, s[a]), dk) - in : 0;
+            out = in / s + (in % s ? 1 : 0);
+            int64_t need = out ? rlx_add_checked(g, node, rlx_mul_checked(g, node, out - 1, s), dk) - in : 0;
             if (need < 0) need = 0;
             int64_t small = need / 2, large = need - small;
-            pads[a] = mode == 2 ? small : large;
-            pads[a + 2] = mode == 2 ? large : small;
+            pb = mode == 2 ? small : large;
+            pe = mode == 2 ? large : small;
         }
         if (out < 1)
             rlx_node_error(g, node,
-                           "output %s would be %lld: input %lld, kernel %lld (dilated %lld), stride %lld, "
+                           "output axis %d would be %lld: input %lld, kernel %lld (dilated %lld), stride %lld, "
                            "pads %lld+%lld",
-                           axis_names[a], (long long)out, (long long)in, (long long)k[a], (long long)dk,
-                           (long long)s[a], (long long)pads[a], (long long)pads[a + 2]);
-        out_hw[a] = out;
+                           2 + a, (long long)out, (long long)in, (long long)w->k[a], (long long)dk, (long long)s,
+                           (long long)pb, (long long)pe);
+        w->pad_begin[a] = pb;
+        w->pad_end[a] = pe;
+        w->out[a] = out;
     }
 }
 
@@ -534,41 +541,34 @@ static void infer_gemm(const RlxGraph *g, int node, RlxShape *out) {
     check_epilogue_inputs(g, node, out, -1);
 }
 
-static void infer_window(const RlxGraph *g, int node, RlxShape *out) {
+/* Conv over 1 to 3 spatial axes; the pools are in ext_conv.c. */
+static void infer_conv(const RlxGraph *g, int node, RlxShape *out) {
     const RlxNode *n = node_of(g, node);
-    const RlxValue *x = rlx_input(g, node, 0);
+    const RlxValue *x = rlx_input(g, node, 0), *wt = rlx_input(g, node, 1);
     rlx_want_dtype(g, node, 0, T_NUMERIC);
-    int64_t k[2], s[2], d[2], pads[4], ohw[2];
-    rlx_conv_geometry(g, node, k, s, d, pads, ohw); /* checks rank 4 */
-    int64_t channels = x->dims[1];
-    if (n->op == RLX_OP_CONV) {
-        const RlxValue *w = rlx_input(g, node, 1);
-        rlx_want_same_dtype(g, node, 0, 1);
-        int64_t group = rlx_attr_i(n, "group", 1);
-        if (group < 1) rlx_node_error(g, node, "group must be >= 1, not %lld", (long long)group);
-        if (x->dims[1] % group || w->dims[0] % group)
-            rlx_node_error(g, node, "group %lld does not divide the input channels (%lld) and output channels (%lld)",
-                           (long long)group, (long long)x->dims[1], (long long)w->dims[0]);
-        if (w->dims[1] != x->dims[1] / group)
-            rlx_node_error(g, node, "weights %s expect %lld input channels per group, the input has %lld / %lld",
-                           rlx_shape_str(w), (long long)w->dims[1], (long long)x->dims[1], (long long)group);
-        channels = w->dims[0];
-        if (rlx_has_input(g, node, 2)) {
-            const RlxValue *bias = rlx_input(g, node, 2);
-            rlx_want_same_dtype(g, node, 0, 2);
-            if (bias->rank != 1 || bias->dims[0] != channels)
-                rlx_node_error(g, node, "bias %s must have shape [%lld]", rlx_shape_str(bias), (long long)channels);
-        }
-    } else if (n->op == RLX_OP_MAXPOOL) {
-        int64_t so = rlx_attr_i(n, "storage_order", 0);
-        if (so != 0 && so != 1) rlx_node_error(g, node, "storage_order must be 0 or 1, not %lld", (long long)so);
+    rlx_want_same_dtype(g, node, 0, 1);
+    RlxWindow w;
+    rlx_conv_geometry(g, node, &w); /* checks the ranks */
+    int64_t group = rlx_attr_i(n, "group", 1);
+    if (group < 1) rlx_node_error(g, node, "group must be >= 1, not %lld", (long long)group);
+    if (x->dims[1] % group || wt->dims[0] % group)
+        rlx_node_error(g, node, "group %lld does not divide the input channels (%lld) and output channels (%lld)",
+                       (long long)group, (long long)x->dims[1], (long long)wt->dims[0]);
+    if (wt->dims[1] != x->dims[1] / group)
+        rlx_node_error(g, node, "weights %s expect %lld input channels per group, the input has %lld / %lld",
+                       rlx_shape_str(wt), (long long)wt->dims[1], (long long)x->dims[1], (long long)group);
+    int64_t channels = wt->dims[0];
+    if (rlx_has_input(g, node, 2)) {
+        const RlxValue *bias = rlx_input(g, node, 2);
+        rlx_want_same_dtype(g, node, 0, 2);
+        if (bias->rank != 1 || bias->dims[0] != channels)
+            rlx_node_error(g, node, "bias %s must have shape [%lld]", rlx_shape_str(bias), (long long)channels);
     }
     out->dtype = x->dtype;
-    out->rank = 4;
+    out->rank = x->rank;
     out->dims[0] = x->dims[0];
     out->dims[1] = channels;
-    out->dims[2] = ohw[0];
-    out->dims[3] = ohw[1];
+    for (int a = 0; a < w.nsp; a++) out->dims[2 + a] = w.out[a];
 }
 
 static void infer_batchnorm(const RlxGraph *g, int node, RlxShape *out) {
@@ -925,16 +925,6 @@ static void infer_argmax(const RlxGraph *g, int node, RlxShape *out) {
         else if (keep) out->dims[out->rank++] = 1;
 }
 
-static void infer_global_pool(const RlxGraph *g, int node, RlxShape *out) {
-    const RlxValue *x = rlx_input(g, node, 0);
-    rlx_want_dtype(g, node, 0, T_FLOAT);
-    if (x->rank < 3) rlx_node_error(g, node, "input must have rank >= 3 (N, C, spatial...), not %d", x->rank);
-    out->dtype = x->dtype;
-    out->rank = x->rank;
-    memcpy(out->dims, x->dims, sizeof out->dims);
-    for (int i = 2; i < x->rank; i++) out->dims[i] = 1;
-}
-
 static void check_arity(const RlxGraph *g, int node) {
     const RlxNode *n = node_of(g, node);
     const RlxOpInfo *op = &rlx_ops[n->op];
@@ -976,8 +966,7 @@ static void infer_node(RlxGraph *g, int node) {
     case RLX_OP_CASTLIKE: infer_castlike(g, node, outs); break;
     case RLX_OP_MATMUL: infer_matmul(g, node, outs); break;
     case RLX_OP_GEMM: infer_gemm(g, node, outs); break;
-    case RLX_OP_CONV: case RLX_OP_MAXPOOL: case RLX_OP_AVERAGEPOOL: infer_window(g, node, outs); break;
-    case RLX_OP_GLOBALAVERAGEPOOL: infer_global_pool(g, node, outs); break;
+    case RLX_OP_CONV: infer_conv(g, node, outs); break;
     case RLX_OP_BATCHNORM: infer_batchnorm(g, node, outs); break;
     case RLX_OP_LAYERNORM: infer_layernorm(g, node, outs); break;
     case RLX_OP_SOFTMAX: case RLX_OP_LOGSOFTMAX: infer_softmax(g, node, outs); break;
@@ -1005,11 +994,6 @@ static void infer_node(RlxGraph *g, int node) {
         RLX_ASSERT(op->flags & (RLX_OPF_ELT | RLX_OPF_VIEW));
         infer_elementwise(g, node, outs);
         break;
-    }
-    /* MaxPool's optional second output: the i64 indices of the maxima */
-    if (n->op == RLX_OP_MAXPOOL && n->nout > 1) {
-        outs[1] = outs[0];
-        outs[1].dtype = RLX_I64;
     }
     for (int k = 0; k < n->nout; k++) {
         int vid = n->out[k];

@@ -80,9 +80,9 @@ static const Support support[] = {
     {RLX_OP_MATMUL,         IN01,   0, {F32,       0, 0, 0}},
     {RLX_OP_GEMM,           IN012,  0, {F32,       0, 0, 0}},
     {RLX_OP_CONV,           IN012,  0, {F32,       0, 0, 0}},
-    {RLX_OP_MAXPOOL,        IN0,    0, {F32,       0, 0, 0}},
-    {RLX_OP_AVERAGEPOOL,    IN0,    0, {F32,       0, 0, 0}},
-    {RLX_OP_GLOBALAVERAGEPOOL, IN0, 0, {F32,       0, 0, 0}},
+    {RLX_OP_MAXPOOL,        IN0,    0, {FLOATS | DT(I8) | DT(U8), 0, 0, 0}},
+    {RLX_OP_AVERAGEPOOL,    IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_GLOBALAVERAGEPOOL, IN0, 0, {FLOATS,    0, 0, 0}},
     {RLX_OP_BATCHNORM,      31u,    0, {F32,       0, 0, 0}},
     {RLX_OP_LAYERNORM,      IN012,  0, {F32,       0, 0, 0}},
     {RLX_OP_SOFTMAX,        IN0,    0, {F32,       0, 0, 0}},
@@ -151,6 +151,10 @@ static const Support support[] = {
     {RLX_OP_LRN,            IN0,    0, {F32,       0, 0, 0}},
 
     /* ---- family conv ---- */
+    {RLX_OP_CONVTRANSPOSE,  IN012,  0, {F32,       0, 0, 0}},
+    {RLX_OP_LPPOOL,         IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_GLOBALMAXPOOL,  IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_GLOBALLPPOOL,   IN0,    0, {FLOATS,    0, 0, 0}},
 
     /* ---- family shape ---- */
     {RLX_OP_SHAPE,          IN0,    0, {ANY,       0, 0, 0}},   /* folded by inference */

@@ -242,63 +242,46 @@ static void lower_gemm(RlxLower *L, int node) {
     }
 }
 
-static void set_window(RlxThunk *t, const RlxValue *x, const RlxValue *y, const int64_t k[2], const int64_t s[2],
-                       const int64_t pads[4]) {
-    rlx_tk_i(t, "n", x->dims[0]);
-    rlx_tk_i(t, "c", x->dims[1]);
-    rlx_tk_i(t, "h", x->dims[2]);
-    rlx_tk_i(t, "w", x->dims[3]);
-    rlx_tk_i(t, "oh", y->dims[2]);
-    rlx_tk_i(t, "ow", y->dims[3]);
-    rlx_tk_i(t, "kh", k[0]);
-    rlx_tk_i(t, "kw", k[1]);
-    rlx_tk_i(t, "sh", s[0]);
-    rlx_tk_i(t, "sw", s[1]);
-    rlx_tk_i(t, "pt", pads[0]);
-    rlx_tk_i(t, "pl", pads[1]);
-}
-
+/* 1-D and 2-D run on conv2d_f32 (1-D as a 1-row image), 3-D on conv_nd_f32. */
 static void lower_conv(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
-    int64_t k[2], s[2], d[2], pads[4], ohw[2];
-    rlx_conv_geometry(L->g, node, k, s, d, pads, ohw);
-    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_conv2d_f32, node);
+    RlxWindow w;
+    rlx_conv_geometry(L->g, node, &w);
+    int has_bias = n->nin > 2 && n->in[2] >= 0;
+    if (!rlx_value_numel(y)) return;
+    RlxThunk *t = rlx_thunk_new(L->tl, w.nsp <= 2 ? RLX_K_conv2d_f32 : RLX_K_conv_nd_f32, node);
     rlx_tk_in(L, t, n->in[0]);
     rlx_tk_in(L, t, n->in[1]);
-    int has_bias = n->nin > 2 && n->in[2] >= 0;
     if (has_bias) rlx_tk_in(L, t, n->in[2]);
     rlx_tk_out(L, t, n->out[0]);
-    set_window(t, x, y, k, s, pads);
+    rlx_tk_i(t, "n", x->dims[0]);
+    rlx_tk_i(t, "c", x->dims[1]);
     rlx_tk_i(t, "oc", y->dims[1]);
-    rlx_tk_i(t, "dh", d[0]);
-    rlx_tk_i(t, "dw", d[1]);
     rlx_tk_i(t, "group", rlx_attr_i(n, "group", 1));
     rlx_tk_i(t, "has_bias", has_bias);
-}
-
-static void lower_pool(RlxLower *L, int node) {
-    const RlxNode *n = &L->g->n[node];
-    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
-    int64_t k[2], s[2], d[2], pads[4], ohw[2];
-    rlx_conv_geometry(L->g, node, k, s, d, pads, ohw);
-    int maxpool = n->op == RLX_OP_MAXPOOL;
-    RlxThunk *t = rlx_thunk_new(L->tl, maxpool ? RLX_K_maxpool2d_f32 : RLX_K_avgpool2d_f32, node);
-    rlx_tk_in(L, t, n->in[0]);
-    rlx_tk_out(L, t, n->out[0]);
-    set_window(t, x, y, k, s, pads);
-    if (maxpool) {
-        int has_idx = n->nout > 1 && n->out[1] >= 0;
-        if (has_idx) rlx_tk_out(L, t, n->out[1]);
-        rlx_tk_i(t, "dh", d[0]);
-        rlx_tk_i(t, "dw", d[1]);
-        rlx_tk_i(t, "has_indices", has_idx);
-        rlx_tk_i(t, "storage_order", rlx_attr_i(n, "storage_order", 0));
-    } else {
-        rlx_tk_i(t, "pb", pads[2]);
-        rlx_tk_i(t, "pr", pads[3]);
-        rlx_tk_i(t, "count_include_pad", rlx_attr_i(n, "count_include_pad", 0));
+    if (w.nsp == 3) {
+        rlx_tk_a(t, "in_dims", x->dims + 2, 3);
+        rlx_tk_a(t, "out_dims", y->dims + 2, 3);
+        rlx_tk_a(t, "k", w.k, 3);
+        rlx_tk_a(t, "s", w.s, 3);
+        rlx_tk_a(t, "d", w.d, 3);
+        rlx_tk_a(t, "pb", w.pad_begin, 3);
+        return;
     }
+    int r = 2 - w.nsp;   /* 1-D: a leading row axis of size 1 */
+    rlx_tk_i(t, "h", r ? 1 : x->dims[2]);
+    rlx_tk_i(t, "w", x->dims[x->rank - 1]);
+    rlx_tk_i(t, "oh", r ? 1 : y->dims[2]);
+    rlx_tk_i(t, "ow", y->dims[y->rank - 1]);
+    rlx_tk_i(t, "kh", r ? 1 : w.k[0]);
+    rlx_tk_i(t, "kw", w.k[w.nsp - 1]);
+    rlx_tk_i(t, "sh", r ? 1 : w.s[0]);
+    rlx_tk_i(t, "sw", w.s[w.nsp - 1]);
+    rlx_tk_i(t, "dh", r ? 1 : w.d[0]);
+    rlx_tk_i(t, "dw", w.d[w.nsp - 1]);
+    rlx_tk_i(t, "pt", r ? 0 : w.pad_begin[0]);
+    rlx_tk_i(t, "pl", w.pad_begin[w.nsp - 1]);
 }
 
 static void lower_transpose(RlxLower *L, int node) {
@@ -517,15 +500,6 @@ static void lower_node(RlxLower *L, int node) {
     case RLX_OP_MATMUL: lower_matmul(L, node); return;
     case RLX_OP_GEMM: lower_gemm(L, node); return;
     case RLX_OP_CONV: lower_conv(L, node); return;
-    case RLX_OP_MAXPOOL:
-    case RLX_OP_AVERAGEPOOL: lower_pool(L, node); return;
-    case RLX_OP_GLOBALAVERAGEPOOL:
-        t = rlx_thunk_new(L->tl, RLX_K_global_avgpool_f32, node);
-        rlx_tk_in(L, t, n->in[0]);
-        rlx_tk_out(L, t, n->out[0]);
-        rlx_tk_i(t, "nc", x->dims[0] * x->dims[1]);
-        rlx_tk_i(t, "hw", rlx_prod(x->dims, 2, x->rank));
-        return;
     case RLX_OP_BATCHNORM:
         t = rlx_thunk_new(L->tl, RLX_K_batchnorm_f32, node);
         for (int i = 0; i < 5; i++) rlx_tk_in(L, t, n->in[i]);

@@ -304,14 +304,16 @@ Test(infer, conv_same_upper_and_lower) {
     /* out = ceil(7/2) = 4, ceil(8/2) = 4; total pad H = 3*2+3-7 = 2, W = 3*2+3-8 = 1 */
     shape_is(y, F32, DIMS(1, 8, 4, 4));
     shape_is(y2, F32, DIMS(1, 8, 4, 4));
-    int64_t k[2], s[2], d[2], pads[4], ohw[2];
-    rlx_conv_geometry(g, up, k, s, d, pads, ohw);
-    cr_assert(pads[0] == 1 && pads[1] == 0 && pads[2] == 1 && pads[3] == 1, "upper pads %lld %lld %lld %lld",
-              (long long)pads[0], (long long)pads[1], (long long)pads[2], (long long)pads[3]);
-    cr_assert(k[0] == 3 && k[1] == 3 && s[0] == 2 && d[0] == 1 && ohw[0] == 4 && ohw[1] == 4);
-    rlx_conv_geometry(g, lo, k, s, d, pads, ohw);
-    cr_assert(pads[0] == 1 && pads[1] == 1 && pads[2] == 1 && pads[3] == 0, "lower pads %lld %lld %lld %lld",
-              (long long)pads[0], (long long)pads[1], (long long)pads[2], (long long)pads[3]);
+    RlxWindow win;
+    rlx_conv_geometry(g, up, &win);
+    cr_assert(win.nsp == 2 && win.pad_begin[0] == 1 && win.pad_begin[1] == 0 && win.pad_end[0] == 1 && win.pad_end[1] == 1,
+              "upper pads %lld %lld %lld %lld", (long long)win.pad_begin[0], (long long)win.pad_begin[1],
+              (long long)win.pad_end[0], (long long)win.pad_end[1]);
+    cr_assert(win.k[0] == 3 && win.k[1] == 3 && win.s[0] == 2 && win.d[0] == 1 && win.out[0] == 4 && win.out[1] == 4);
+    rlx_conv_geometry(g, lo, &win);
+    cr_assert(win.pad_begin[0] == 1 && win.pad_begin[1] == 1 && win.pad_end[0] == 1 && win.pad_end[1] == 0,
+              "lower pads %lld %lld %lld %lld", (long long)win.pad_begin[0], (long long)win.pad_begin[1],
+              (long long)win.pad_end[0], (long long)win.pad_end[1]);
 }
 
 Test(infer, conv_group_mismatch) {
@@ -330,11 +332,11 @@ Test(infer, conv_kernel_shape_disagrees) {
     fails_with("kernel_shape [5,5] disagrees with the weights' [3,3]");
 }
 
-Test(infer, conv_rank_3_rejected) {
+Test(infer, conv_rank_6_rejected) {
     fresh();
-    int x = input("x", F32, DIMS(1, 3, 5)), w = weight("w", F32, DIMS(2, 3, 3));
+    int x = input("x", F32, DIMS(1, 3, 5, 5, 5, 5)), w = weight("w", F32, DIMS(2, 3, 3, 3, 3, 3));
     output(node("Conv", IDS(x, w)));
-    fails_with("only 2-D (rank-4 NCHW)");
+    fails_with("input must have rank 3 to 5 (N, C, 1 to 3 spatial axes), not 6");
 }
 
 Test(infer, maxpool_ceil_mode) {
@@ -380,7 +382,7 @@ Test(infer, pool_output_empty) {
     int x = input("x", F32, DIMS(1, 1, 2, 2));
     output(node("MaxPool", IDS(x)));
     attr_ints(last_node(), "kernel_shape", VALS(3, 3));
-    fails_with("output height would be 0");
+    fails_with("output axis 2 would be 0");
 }
 
 Test(infer, pool_missing_kernel_shape) {

@@ -1,0 +1,363 @@
+/* rk_conv.c - kernels of the conv family: pooling over 1 to 3 spatial axes
+ * (max, average, Lp; global pooling is a window over the whole plane), 3-D
+ * convolution and transposed convolution (rk_kernels.def).
+ *
+ * Spatial geometry always comes as 3 axes (z, y, x): the lowering pads a 1-D
+ * or 2-D window with leading axes of size 1 (kernel 1, stride 1, no pads),
+ * so one fixed loop nest serves every rank and the innermost loop walks the
+ * contiguous x axis. 1-D and 2-D convolution use conv2d_f32 (rlx_kernels.c),
+ * the fast path; conv_nd_f32 is its 3-D twin, written the same way: one
+ * "axpy" per filter tap along an output row.
+ *
+ * Pooling visits each output position once and reduces the kernel taps that
+ * fall inside the input (tap_range clips them per axis), so padding never
+ * contributes: max pooling pads with -inf, Lp pooling with 0, and average
+ * pooling counts the padding (within the pads) only if count_include_pad.
+ * Max pooling copies the winning element, so it is exact for every dtype
+ * (f32, f64, f16, bf16, i8, u8); NaN propagates, the first maximum wins.
+ * Average and Lp pooling accumulate in float (double for f64) in tap order
+ * and round once to the output dtype.
+ */
+#include "rlx_rt.h"
+
+#include <math.h>
+
+/* ---- shared geometry ---- */
+
+/* Taps t in [*lo, *hi) of a kernel of k taps, dilation d, whose coordinate
+ * start + t*d lies in [0, size). */
+static void tap_range(int64_t start, int64_t k, int64_t d, int64_t size, int64_t *lo, int64_t *hi) {
+    int64_t a, b;
+    if (d == 1) {   /* no divisions: this runs once per output position */
+        a = start >= 0 ? 0 : -start;
+        b = size - start <= 0 ? 0 : size - start;
+    } else {
+        a = start >= 0 ? 0 : (-start + d - 1) / d;
+        b = size - start <= 0 ? 0 : (size - start + d - 1) / d;
+    }
+    if (b > k) b = k;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+/* 3 spatial dims, each > 0 where it must be; -1 if a window param is invalid. */
+static int bad_geometry(const int64_t *in, const int64_t *out, const int64_t *k, const int64_t *s, const int64_t *d) {
+    for (int a = 0; a < 3; a++)
+        if (in[a] < 0 || out[a] < 0 || k[a] < 0 || s[a] <= 0 || d[a] <= 0) return 1;
+    return 0;
+}
+
+static int64_t vol3(const int64_t *dims) { return dims[0] * dims[1] * dims[2]; }
+
+/* ---- pooling ---- */
+
+/* One output position: per axis the first input coordinate of the window
+ * and the taps [lo, hi) inside the input. */
+typedef struct {
+    int64_t start[3], lo[3], hi[3];
+} Window;
+
+static int64_t window_taps(const Window *w) {
+    return (w->hi[0] - w->lo[0]) * (w->hi[1] - w->lo[1]) * (w->hi[2] - w->lo[2]);
+}
+
+static float f16_value(uint16_t h) { return rlx_f16_to_f32(h); }
+static float bf16_value(uint16_t h) { return rlx_bf16_to_f32(h); }
+#define AS_IS(v) (v)
+
+/* Max over the window, one function per dtype: the offset of the winner in
+ * the plane, -1 if the window holds padding only. KT is the type the
+ * elements compare in (exactly). */
+#define DEFINE_WINDOW_MAX(NAME, T, KT, KEY)                                                   \
+    static int64_t NAME(const rk_pool_nd_params *p, const Window *w, const T *x) {            \
+        const int64_t *in = p->in_dims, *d = p->d;                                            \
+        int64_t best_at = -1;                                                                 \
+        KT best = 0;                                                                          \
+        for (int64_t tz = w->lo[0]; tz < w->hi[0]; tz++) {                                    \
+            int64_t iz = w->start[0] + tz * d[0];                                             \
+            for (int64_t ty = w->lo[1]; ty < w->hi[1]; ty++) {                                \
+                const T *row = x + (iz * in[1] + w->start[1] + ty * d[1]) * in[2] + w->start[2]; \
+                for (int64_t tx = w->lo[2]; tx < w->hi[2]; tx++) {                            \
+                    KT v = KEY(row[tx * d[2]]);                                               \
+                    /* strictly greater: the first maximum wins; the first NaN sticks */      \
+                    if (best_at < 0 || v > best || (v != v && best == best)) {                \
+                        best = v;                                                             \
+                        best_at = (row - x) + tx * d[2];                                      \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return best_at;                                                                       \
+    }
+DEFINE_WINDOW_MAX(window_max_f32, float, float, AS_IS)
+DEFINE_WINDOW_MAX(window_max_f64, double, double, AS_IS)
+DEFINE_WINDOW_MAX(window_max_f16, uint16_t, float, f16_value)
+DEFINE_WINDOW_MAX(window_max_bf16, uint16_t, float, bf16_value)
+DEFINE_WINDOW_MAX(window_max_i8, int8_t, int, AS_IS)
+DEFINE_WINDOW_MAX(window_max_u8, uint8_t, int, AS_IS)
+
+static int64_t window_max(const rk_pool_nd_params *p, const Window *w, const void *x) {
+    switch (p->dtype) {
+    case RLX_F32: return window_max_f32(p, w, x);
+    case RLX_F64: return window_max_f64(p, w, x);
+    case RLX_F16: return window_max_f16(p, w, x);
+    case RLX_BF16: return window_max_bf16(p, w, x);
+    case RLX_I8: return window_max_i8(p, w, x);
+    default: return window_max_u8(p, w, x);
+    }
+}
+
+/* Sum over the window of XFORM(x), accumulated in ACC: x for average
+ * pooling, |x|^p for Lp pooling (e = p). */
+#define DEFINE_WINDOW_SUM(NAME, T, ACC, LOAD, XFORM)                                          \
+    static double NAME(const rk_pool_nd_params *p, const Window *w, const T *x) {             \
+        const int64_t *in = p->in_dims, *d = p->d;                                            \
+        ACC sum = 0, e = (ACC)p->p;                                                           \
+        (void)e;                                                                              \
+        for (int64_t tz = w->lo[0]; tz < w->hi[0]; tz++) {                                    \
+            int64_t iz = w->start[0] + tz * d[0];                                             \
+            for (int64_t ty = w->lo[1]; ty < w->hi[1]; ty++) {                                \
+                const T *row = x + (iz * in[1] + w->start[1] + ty * d[1]) * in[2] + w->start[2]; \
+                for (int64_t tx = w->lo[2]; tx < w->hi[2]; tx++) {                            \
+                    ACC v = LOAD(row[tx * d[2]]);                                             \
+                    sum += XFORM(v);                                                          \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return (double)sum;                                                                   \
+    }
+#define LP_F(v) (e == 1 ? fabsf(v) : e == 2 ? (v) * (v) : powf(fabsf(v), e))
+#define LP_D(v) (e == 1 ? fabs(v) : e == 2 ? (v) * (v) : pow(fabs(v), e))
+DEFINE_WINDOW_SUM(window_sum_f32, float, float, AS_IS, AS_IS)
+DEFINE_WINDOW_SUM(window_sum_f64, double, double, AS_IS, AS_IS)
+DEFINE_WINDOW_SUM(window_sum_f16, uint16_t, float, f16_value, AS_IS)
+DEFINE_WINDOW_SUM(window_sum_bf16, uint16_t, float, bf16_value, AS_IS)
+DEFINE_WINDOW_SUM(window_lp_f32, float, float, AS_IS, LP_F)
+DEFINE_WINDOW_SUM(window_lp_f64, double, double, AS_IS, LP_D)
+DEFINE_WINDOW_SUM(window_lp_f16, uint16_t, float, f16_value, LP_F)
+DEFINE_WINDOW_SUM(window_lp_bf16, uint16_t, float, bf16_value, LP_F)
+
+static double window_sum(const rk_pool_nd_params *p, const Window *w, const void *x) {
+    int lp = p->op == 2;
+    switch (p->dtype) {
+    case RLX_F32: return lp ? window_lp_f32(p, w, x) : window_sum_f32(p, w, x);
+    case RLX_F64: return lp ? window_lp_f64(p, w, x) : window_sum_f64(p, w, x);
+    case RLX_F16: return lp ? window_lp_f16(p, w, x) : window_sum_f16(p, w, x);
+    default: return lp ? window_lp_bf16(p, w, x) : window_sum_bf16(p, w, x);
+    }
+}
+
+static void store_float(void *y, int64_t o, int dtype, double v) {
+    switch (dtype) {
+    case RLX_F64: ((double *)y)[o] = v; break;
+    case RLX_F32: ((float *)y)[o] = (float)v; break;
+    case RLX_F16: ((uint16_t *)y)[o] = rlx_f32_to_f16((float)v); break;
+    default: ((uint16_t *)y)[o] = rlx_f32_to_bf16((float)v); break;
+    }
+}
+
+/* The output of a max window with no input tap: the dtype's lowest value. */
+static void store_lowest(void *y, int64_t o, int dtype) {
+    switch (dtype) {
+    case RLX_F64: ((double *)y)[o] = -INFINITY; break;
+    case RLX_F32: ((float *)y)[o] = -INFINITY; break;
+    case RLX_F16: ((uint16_t *)y)[o] = 0xfc00u; break;
+    case RLX_BF16: ((uint16_t *)y)[o] = 0xff80u; break;
+    case RLX_I8: ((int8_t *)y)[o] = INT8_MIN; break;
+    default: ((uint8_t *)y)[o] = 0; break;
+    }
+}
+
+int rk_pool_nd(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_pool_nd_params *p = params;
+    (void)ctx;
+    int dt = (int)p->dtype;
+    int is_float = dt == RLX_F32 || dt == RLX_F64 || dt == RLX_F16 || dt == RLX_BF16;
+    if (p->nc < 0 || p->op < 0 || p->op > 2 || bad_geometry(p->in_dims, p->out_dims, p->k, p->s, p->d) ||
+        !(is_float || (p->op == 0 && (dt == RLX_U8 || dt == RLX_I8))) || (p->op == 2 && !(p->p > 0)))
+        return RLX_E_ARG;
+    for (int a = 0; a < 3; a++)
+        if (p->pb[a] < 0 || p->pe[a] < 0) return RLX_E_ARG;
+    size_t es = (size_t)rlx_dtype_size(dt);
+    const uint8_t *x = in[0];
+    uint8_t *y = out[0];
+    int64_t *yi = p->op == 0 && p->has_indices ? out[1] : NULL;
+    const int64_t *id = p->in_dims, *od = p->out_dims;
+    int64_t plane = vol3(id), oplane = vol3(od);
+    for (int64_t q = 0; q < p->nc; q++) {
+        const uint8_t *xq = x + (size_t)(q * plane) * es;
+        int64_t o = q * oplane;
+        Window w;
+        for (int64_t oz = 0; oz < od[0]; oz++) {
+            w.start[0] = oz * p->s[0] - p->pb[0];
+            tap_range(w.start[0], p->k[0], p->d[0], id[0], &w.lo[0], &w.hi[0]);
+            for (int64_t oy = 0; oy < od[1]; oy++) {
+                w.start[1] = oy * p->s[1] - p->pb[1];
+                tap_range(w.start[1], p->k[1], p->d[1], id[1], &w.lo[1], &w.hi[1]);
+                for (int64_t ox = 0; ox < od[2]; ox++, o++) {
+                    w.start[2] = ox * p->s[2] - p->pb[2];
+                    tap_range(w.start[2], p->k[2], p->d[2], id[2], &w.lo[2], &w.hi[2]);
+                    if (p->op == 0) {
+                        int64_t at = window_max(p, &w, xq);
+                        if (at < 0) {
+                            store_lowest(y, o, dt);
+                        } else {
+                            const uint8_t *src = xq + (size_t)at * es;
+                            uint8_t *dst = y + (size_t)o * es;
+                            for (size_t b = 0; b < es; b++) dst[b] = src[b];
+                        }
+                        if (yi && at < 0) {
+                            yi[o] = -1;
+                        } else if (yi) {
+                            /* ONNX: the index flattened over the whole input; storage_order 1
+                             * numbers each plane column-major (x slowest, z fastest) */
+                            int64_t ix = at % id[2], iy = at / id[2] % id[1], iz = at / id[2] / id[1];
+                            yi[o] = q * plane + (p->storage_order ? (ix * id[1] + iy) * id[0] + iz : at);
+                        }
+                        continue;
+                    }
+                    double sum = window_sum(p, &w, xq), v;
+                    if (p->op == 2) {
+                        v = p->p == 1 ? sum : p->p == 2 ? sqrt(sum) : pow(sum, 1.0 / p->p);
+                    } else {
+                        int64_t count = window_taps(&w);
+                        if (p->count_include_pad) {
+                            /* taps inside the padded extent [-pb, size + pe) */
+                            count = 1;
+                            for (int a = 0; a < 3; a++) {
+                                int64_t lo, hi;
+                                tap_range(w.start[a] + p->pb[a], p->k[a], p->d[a], id[a] + p->pb[a] + p->pe[a], &lo,
+                                          &hi);
+                                count *= hi - lo;
+                            }
+                        }
+                        /* f64 divides in double, the others in float */
+                        v = count <= 0 ? 0.0 : dt == RLX_F64 ? sum / (double)count : (double)((float)sum / (float)count);
+                    }
+                    store_float(y, o, dt, v);
+                }
+            }
+        }
+    }
+    return RLX_OK;
+}
+
+/* ---- convolution ---- */
+
+/* Output indices o in [*lo, *hi) (of n) whose coordinate o*stride + offset
+ * lies in [0, size). */
+static void out_range(int64_t n, int64_t stride, int64_t offset, int64_t size, int64_t *lo, int64_t *hi) {
+    int64_t a = -offset <= 0 ? 0 : (-offset + stride - 1) / stride;
+    int64_t b = size - offset <= 0 ? 0 : (size - offset + stride - 1) / stride;
+    if (b > n) b = n;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+int rk_conv_nd_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_conv_nd_f32_params *p = params;
+    (void)ctx;
+    if (p->n < 0 || p->c < 0 || p->oc < 0 || p->group <= 0 || p->c % p->group || p->oc % p->group ||
+        bad_geometry(p->in_dims, p->out_dims, p->k, p->s, p->d))
+        return RLX_E_ARG;
+    const float *x = in[0], *wt = in[1], *bias = p->has_bias ? in[2] : NULL;
+    float *y = out[0];
+    const int64_t *id = p->in_dims, *od = p->out_dims, *k = p->k, *s = p->s, *d = p->d, *pb = p->pb;
+    int64_t cg = p->c / p->group, ocg = p->oc / p->group;
+    int64_t vol = vol3(id), ovol = vol3(od), kvol = vol3(k);
+    for (int64_t b = 0; b < p->n; b++) {
+        for (int64_t o = 0; o < p->oc; o++) {
+            const float *xg = x + (b * p->c + (o / ocg) * cg) * vol;
+            const float *wo = wt + o * cg * kvol;
+            float *yo = y + (b * p->oc + o) * ovol;
+            float b0 = bias ? bias[o] : 0.0f;
+            for (int64_t oz = 0; oz < od[0]; oz++) {
+                for (int64_t oy = 0; oy < od[1]; oy++) {
+                    float *yrow = yo + (oz * od[1] + oy) * od[2];
+                    for (int64_t ox = 0; ox < od[2]; ox++) yrow[ox] = b0;
+                    for (int64_t ic = 0; ic < cg; ic++) {
+                        const float *xc = xg + ic * vol, *wc = wo + ic * kvol;
+                        for (int64_t kz = 0; kz < k[0]; kz++) {
+                            int64_t iz = oz * s[0] - pb[0] + kz * d[0];
+                            if (iz < 0 || iz >= id[0]) continue;
+                            for (int64_t ky = 0; ky < k[1]; ky++) {
+                                int64_t iy = oy * s[1] - pb[1] + ky * d[1];
+                                if (iy < 0 || iy >= id[1]) continue;
+                                const float *xrow = xc + (iz * id[1] + iy) * id[2];
+                                const float *wrow = wc + (kz * k[1] + ky) * k[2];
+                                for (int64_t kx = 0; kx < k[2]; kx++) {
+                                    float wv = wrow[kx];
+                                    int64_t off = kx * d[2] - pb[2], lo, hi;
+                                    out_range(od[2], s[2], off, id[2], &lo, &hi);
+                                    if (s[2] == 1) {
+                                        const float *xs = xrow + (lo + off);
+                                        float *ys = yrow + lo;
+                                        for (int64_t t = 0; t < hi - lo; t++) ys[t] += wv * xs[t];
+                                    } else {
+                                        for (int64_t ox = lo; ox < hi; ox++) yrow[ox] += wv * xrow[ox * s[2] + off];
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return RLX_OK;
+}
+
+/* Transposed convolution as a scatter: every input element adds its
+ * weighted kernel into the output at o = i*stride - pad + t*dilation;
+ * positions no input reaches keep the bias. */
+int rk_conv_transpose_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_conv_transpose_f32_params *p = params;
+    (void)ctx;
+    if (p->n < 0 || p->c < 0 || p->oc < 0 || p->group <= 0 || p->c % p->group || p->oc % p->group ||
+        bad_geometry(p->in_dims, p->out_dims, p->k, p->s, p->d))
+        return RLX_E_ARG;
+    const float *x = in[0], *wt = in[1], *bias = p->has_bias ? in[2] : NULL;
+    float *y = out[0];
+    const int64_t *id = p->in_dims, *od = p->out_dims, *k = p->k, *s = p->s, *d = p->d, *pb = p->pb;
+    int64_t cg = p->c / p->group, ocg = p->oc / p->group;
+    int64_t vol = vol3(id), ovol = vol3(od), kvol = vol3(k);
+    for (int64_t b = 0; b < p->n; b++)
+        for (int64_t o = 0; o < p->oc; o++) {
+            float *yo = y + (b * p->oc + o) * ovol, b0 = bias ? bias[o] : 0.0f;
+            for (int64_t i = 0; i < ovol; i++) yo[i] = b0;
+        }
+    for (int64_t b = 0; b < p->n; b++) {
+        for (int64_t o = 0; o < p->oc; o++) {
+            int64_t g = o / ocg;
+            float *yo = y + (b * p->oc + o) * ovol;
+            for (int64_t ic = 0; ic < cg; ic++) {
+                const float *xc = x + (b * p->c + g * cg + ic) * vol;
+                /* weights are (C, OC/group, kernel...) */
+                const float *wc = wt + ((g * cg + ic) * ocg + o % ocg) * kvol;
+                for (int64_t kz = 0; kz < k[0]; kz++) {
+                    for (int64_t ky = 0; ky < k[1]; ky++) {
+                        for (int64_t kx = 0; kx < k[2]; kx++) {
+                            float wv = wc[(kz * k[1] + ky) * k[2] + kx];
+                            int64_t off = kx * d[2] - pb[2], lo, hi;
+                            out_range(id[2], s[2], off, od[2], &lo, &hi);
+                            for (int64_t iz = 0; iz < id[0]; iz++) {
+                                int64_t oz = iz * s[0] - pb[0] + kz * d[0];
+                                if (oz < 0 || oz >= od[0]) continue;
+                                for (int64_t iy = 0; iy < id[1]; iy++) {
+                                    int64_t oy = iy * s[1] - pb[1] + ky * d[1];
+                                    if (oy < 0 || oy >= od[1]) continue;
+                                    const float *xrow = xc + (iz * id[1] + iy) * id[2];
+                                    float *yrow = yo + (oz * od[1] + oy) * od[2];
+                                    for (int64_t ix = lo; ix < hi; ix++) yrow[ix * s[2] + off] += wv * xrow[ix];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return RLX_OK;
+}
