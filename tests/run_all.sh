@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# run_all.sh - runs every test suite in order and sums their results.
+#
+# Suites: the Criterion unit binaries (build/unit/test_*, one per
+# tests/unit/test_*.c), tests/malformed/run.sh, tests/e2e/run.sh,
+# tests/conformance/run.sh, tests/zoo/run.sh, then each tests/integration/*.sh.
+# Each is printed under a header, its output streamed and kept, and its
+# closing line read: Criterion's "[====] Synthesis: Tested: N | Passing: N |
+# Failing: N | Crashing: N" on stderr, or a plain "N passed, N failed" for the
+# scripts. The conformance suite is judged against its committed floor: its
+# closing line counts every ONNX node test that rlxc doesn't support yet as
+# failed, so only its exit status (1 = fewer passes than the floor) decides,
+# and its passes are added. A suite that is missing, prints no closing line,
+# times out, or exits non-zero while claiming no failure counts as one more
+# failure, so a broken suite can never look green. The last line is the total,
+# "N passed, N failed", and the exit status is 1 if anything failed.
+set -u
+cd "$(dirname "$0")/.."
+SUITE_TIMEOUT=${RLX_SUITE_TIMEOUT:-1200}   # seconds per suite
+LOG=$(mktemp "${TMPDIR:-/tmp}/rlxc-suite.XXXXXX")
+trap 'rm -f "$LOG"' EXIT
+
+total_pass=0
+total_fail=0
+summary=()
+
+# record NAME PASSED FAILED NOTE
+record() {
+    total_pass=$((total_pass + $2))
+    total_fail=$((total_fail + $3))
+    summary+=("$(printf '%-40s %4d passed, %4d failed%s' "$1" "$2" "$3" "${4:+  ($4)}")")
+}
+
+# run_suite NAME KIND CMD...: KIND is "criterion", "plain" or "floor".
+run_suite() {
+    local name=$1 kind=$2; shift 2
+    echo
+    echo "======== suite: $name ========"
+    local start=$SECONDS
+    timeout --kill-after=10 "$SUITE_TIMEOUT" "$@" </dev/null 2>&1 | tee "$LOG"
+    local rc=${PIPESTATUS[0]}
+    local p='' f='' note=''
+    # Strip colour codes before matching; the last closing line wins.
+    local clean
+    clean=$(sed 's/\x1b\[[0-9;]*m//g' "$LOG")
+    if [ "$kind" = criterion ]; then
+        local line
+        line=$(grep -E 'Synthesis: Tested: [0-9]+ \| Passing: [0-9]+ \| Failing: [0-9]+ \| Crashing: [0-9]+' <<<"$clean" | tail -n 1)
+        if [ -n "$line" ]; then
+            local tested passing failing crashing
+            tested=$(sed -E 's/.*Tested: ([0-9]+).*/\1/' <<<"$line")
+            passing=$(sed -E 's/.*Passing: ([0-9]+).*/\1/' <<<"$line")
+            failing=$(sed -E 's/.*Failing: ([0-9]+).*/\1/' <<<"$line")
+            crashing=$(sed -E 's/.*Crashing: ([0-9]+).*/\1/' <<<"$line")
+            p=$passing
+            # Criterion counts a crash as a failure too; count each test once.
+            f=$failing
+            [ "$crashing" -gt "$f" ] && f=$crashing
+            [ $((p + f)) -lt "$tested" ] && note="$((tested - p - f)) skipped"
+        fi
+    else
+        local line
+        line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' <<<"$clean" | tail -n 1)
+        if [ -n "$line" ]; then
+            p=$(sed -E 's/^([A-Za-z]+: )?([0-9]+) passed.*/\2/' <<<"$line")
+            f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+            grep -q skipped <<<"$line" && note="$(sed -E 's/.* ([0-9]+) skipped$/\1/' <<<"$line") skipped"
+        fi
+    fi
+    if [ "$kind" = floor ] && [ -n "$p" ]; then
+        note="$f not passing, within the floor${note:+; $note}"
+        f=0
+    fi
+    if [ -z "$p" ]; then
+        p=0 f=1
+        if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then note="timed out after ${SUITE_TIMEOUT}s"
+        else note="no closing line (exit $rc)"; fi
+        echo "run_all: $name: $note; counted as 1 failure"
+    elif [ "$rc" -ne 0 ] && [ "$kind" = floor ]; then
+        f=1 note="exit $rc: below its floor, or the run broke"
+        echo "run_all: $name: $note; counted as 1 failure"
+    elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        f=1 note="exit $rc with no failure reported"
+        echo "run_all: $name: $note; counted as 1 failure"
+    fi
+    record "$name" "$p" "$f" "$((SECONDS - start))s${note:+; $note}"
+}
+
+# missing NAME WHY: a suite that should exist but doesn't is a failure.
+missing() {
+    echo
+    echo "======== suite: $1 ========"
+    echo "run_all: $1: $2; counted as 1 failure"
+    record "$1" 0 1 "$2"
+}
+
+# 1. Criterion unit tests.
+shopt -s nullglob
+for src in tests/unit/test_*.c; do
+    bin=build/unit/$(basename "$src" .c)
+    if [ -x "$bin" ]; then run_suite "unit/$(basename "$bin")" criterion "$bin"
+    else missing "unit/$(basename "$bin")" "$bin not built (make unit)"; fi
+done
+
+# 2. Scripted suites; each must exist.
+for script in tests/malformed/run.sh tests/e2e/run.sh tests/conformance/run.sh tests/zoo/run.sh \
+    tests/integration/*.sh; do
+    kind=plain
+    [ "$script" = tests/conformance/run.sh ] && kind=floor
+    if [ -f "$script" ]; then run_suite "${script#tests/}" $kind bash "$script"
+    else missing "${script#tests/}" "$script is missing"; fi
+done
+
+echo
+echo "======== summary ========"
+printf '%s\n' "${summary[@]}"
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
