@@ -114,6 +114,10 @@ static const Support support[] = {
     /* ---- family index ---- */
 
     /* ---- family rnn ---- */
+    {RLX_OP_RNN,            0xEFu,  0, {FLOATS,    0, 0, 0}},   /* all but sequence_lens */
+    {RLX_OP_GRU,            0xEFu,  0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_LSTM,           0xEFu,  0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_EINSUM,         IN0,    0, {NUMERIC,   0, 0, 0}},   /* inference: all inputs alike */
 
     /* ---- family quant ---- */
 
