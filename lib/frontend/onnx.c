@@ -592,6 +592,19 @@ static void read_attr(Reader *r, int i, int op, const Onnx__AttributeProto *pa, 
         a->s = s;
         break;
     }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
+        /* one STRING, comma-separated (RNN/GRU/LSTM activations) */
+        RlxBuf b = {0};
+        for (size_t k = 0; k < pa->n_strings; k++) {
+            const char *s = rlx_strndup(pa->strings[k].data ? (const char *)pa->strings[k].data : "", pa->strings[k].len);
+            check_name(r, s, rlx_fmt("the value of %s of node '%s'", where, r->node_names[i]));
+            if (strchr(s, ',')) node_err(r, i, rlx_fmt("%s: an entry contains ','", where));
+            rlx_buf_printf(&b, "%s%s", k ? "," : "", s);
+        }
+        a->kind = RLX_A_STRING;
+        a->s = b.data ? b.data : "";
+        break;
+    }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
         if (pa->n_ints > 0x7fffffff) node_err(r, i, rlx_fmt("%s has too many values", where));
         a->kind = RLX_A_INTS;

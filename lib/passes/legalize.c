@@ -179,8 +179,19 @@ static const Support support[] = {
     /* ---- family index ---- */
 
     /* ---- family rnn ---- */
+    {RLX_OP_RNN,            0xEFu,  0, {FLOATS,    0, 0, 0}},   /* all but sequence_lens */
+    {RLX_OP_GRU,            0xEFu,  0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_LSTM,           0xEFu,  0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_EINSUM,         IN0,    0, {NUMERIC,   0, 0, 0}},   /* inference: all inputs alike */
 
     /* ---- family quant ---- */
+    {RLX_OP_QUANTIZELINEAR,   IN0,  0, {FLOATS,    0, 0, 0}},   /* x (scale: inference) */
+    {RLX_OP_DEQUANTIZELINEAR, IN0,  0, {DT(I8) | DT(U8) | DT(I32), 0, 0, 0}},
+    {RLX_OP_DYNQUANTIZELINEAR, IN0, 0, {F32,       0, 0, 0}},
+    {RLX_OP_MATMULINTEGER,  IN01,   0, {DT(I8) | DT(U8), 0, 0, 0}},
+    {RLX_OP_CONVINTEGER,    IN01,   0, {DT(I8) | DT(U8), 0, 0, 0}},
+    {RLX_OP_QLINEARMATMUL,  9u,     0, {DT(I8) | DT(U8), 0, 0, 0}},   /* a, b */
+    {RLX_OP_QLINEARCONV,    9u,     0, {DT(I8) | DT(U8), 0, 0, 0}},   /* x, w */
 
     /* ---- family loss ---- */
     {RLX_OP_NLLLOSS,        5u,     0, {FLOATS,    0, 0, 0}},   /* input, weight */
