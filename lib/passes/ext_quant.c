@@ -272,7 +272,16 @@ static ConvPlan conv_plan(const RlxGraph *g, int node) {
     if (group < 1 || x->dims[1] % group || w->dims[0] % group || w->dims[1] != x->dims[1] / group)
         rlx_node_error(g, node, "weights %s do not fit input %s with group %lld", rlx_shape_str(w), rlx_shape_str(x),
                        (long long)group);
-    rlx_conv_geometry(g, node, p.k, p.s, p.d, p.pads, p.out_hw);
+    RlxWindow win;
+    rlx_conv_geometry(g, node, &win);
+    for (int i = 0; i < 2; i++) {
+        p.k[i] = win.k[i];
+        p.s[i] = win.s[i];
+        p.d[i] = win.d[i];
+        p.pads[i] = win.pad_begin[i];
+        p.pads[2 + i] = win.pad_end[i];
+        p.out_hw[i] = win.out[i];
+    }
     if (p.k[0] != w->dims[2] || p.k[1] != w->dims[3])
         rlx_node_error(g, node, "kernel_shape %s disagrees with the weights' %s", rlx_dims_str(2, p.k),
                        rlx_dims_str(2, w->dims + 2));
