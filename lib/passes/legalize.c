@@ -112,6 +112,11 @@ static const Support support[] = {
     /* ---- family shape ---- */
 
     /* ---- family index ---- */
+    {RLX_OP_RESIZE,         IN0,    0, {ANY,       0, 0, 0}},   /* bool: nearest only (inference) */
+    {RLX_OP_GATHERELEMENTS, IN0,    0, {ANY,       0, 0, 0}},
+    {RLX_OP_GATHERND,       IN0,    0, {ANY,       0, 0, 0}},
+    {RLX_OP_SCATTERELEMENTS, 5u,    0, {ANY,       0, 0, 0}},   /* data, updates */
+    {RLX_OP_SCATTERND,      5u,     0, {ANY,       0, 0, 0}},
 
     /* ---- family rnn ---- */
 
