@@ -31,6 +31,8 @@
  * and cubic accumulate in double and round once when storing (integers
  * saturate, like a cast). Scales, sizes and roi are read at run time, so
  * the kernel checks that they agree with the planned output shape.
+ * pytorch_half_pixel maps an output of length 1 to x_ori = 0, as the ONNX
+ * spec and ONNX Runtime do (the reference's -0.5 differs only for cubic).
  */
 #include "rlx_rt.h"
 
