@@ -152,6 +152,8 @@ static int read_opset(const Reader *r, const Onnx__ModelProto *m) {
 static int node_op(const Onnx__NodeProto *n) {
     if (!is_default_domain(str(n->domain))) return -1;
     if (!strcmp(str(n->op_type), "Dropout")) return RLX_OP_IDENTITY;
+    if (!strcmp(str(n->op_type), "Upsample")) return RLX_OP_RESIZE;             /* see rewrite_resize */
+    if (!strcmp(str(n->op_type), "Scatter")) return RLX_OP_SCATTERELEMENTS;     /* opset 9-10 name */
     return rlx_op_from_name(str(n->op_type));
 }
 
@@ -779,6 +781,49 @@ static Attr *rewrite_norm(Reader *r, int i, int op, Attr *at, int *nat, int *in,
     return at;
 }
 
+/* Upsample-7 (scales an attribute), Upsample-9 and Resize-10 (inputs X,
+ * scales) become Resize (X, roi, scales): their only coordinate rule is
+ * asymmetric with nearest rounding down, which is what ONNX's own 10 -> 11
+ * converter writes into the attributes. Resize-11 and later are canonical. */
+static Attr *rewrite_resize(Reader *r, int i, Attr *at, int *nat, int *in, int *nin) {
+    const Onnx__NodeProto *np = r->gp->node[i];
+    int upsample = !strcmp(str(np->op_type), "Upsample");
+    if (!upsample && r->opset >= 11) return at;
+    if (upsample && r->opset < 9) {
+        RlxAttr *s = take(at, *nat, "scales");
+        if (!s || s->kind != RLX_A_FLOATS) node_err(r, i, "missing required attribute 'scales' (floats)");
+        if (*nin != 1) node_err(r, i, rlx_fmt("Upsample-7 takes 1 input, got %d", *nin));
+        int vid = rlx_value_add(r->g, unique_value_name(r->g, rlx_fmt("%s.scales", r->node_names[i])));
+        RlxValue *v = &r->g->v[vid];
+        float *data = rlx_alloc(sizeof(float) * (size_t)(s->n + 1));
+        for (int k = 0; k < s->n; k++) data[k] = (float)s->floats[k];
+        v->dtype = RLX_F32;
+        v->rank = 1;
+        v->dims[0] = s->n;
+        v->flags |= RLX_V_WEIGHT;
+        v->data = (const uint8_t *)data;
+        in[(*nin)++] = vid;
+    } else if (*nin != 2) {
+        node_err(r, i, rlx_fmt("takes 2 inputs (X, scales) in opset %d, got %d", r->opset, *nin));
+    }
+    in[2] = in[1];
+    in[1] = -1;
+    *nin = 3;
+    if (find_attr(at, *nat, "coordinate_transformation_mode") || find_attr(at, *nat, "nearest_mode"))
+        node_err(r, i, rlx_fmt("attributes of Resize-11 are not allowed in opset %d", r->opset));
+    at = rlx_realloc(at, sizeof(Attr) * (size_t)(*nat + 1), sizeof(Attr) * (size_t)(*nat + 3));
+    const char *names[2] = {"coordinate_transformation_mode", "nearest_mode"}, *values[2] = {"asymmetric", "floor"};
+    for (int k = 0; k < 2; k++) {
+        Attr *a = &at[(*nat)++];
+        memset(a, 0, sizeof *a);
+        a->a.name = names[k];
+        a->a.kind = RLX_A_STRING;
+        a->a.s = values[k];
+        a->a.tensor = -1;
+    }
+    return at;
+}
+
 /* Pass 2: inputs, the rewrite into canonical form, attributes. */
 static void build_node(Reader *r, int i) {
     const Onnx__NodeProto *np = r->gp->node[i];
@@ -893,6 +938,7 @@ static void build_node(Reader *r, int i) {
             at[nat++].a.tensor = -1;
         }
         break;
+    case RLX_OP_RESIZE: at = rewrite_resize(r, i, at, &nat, in, &nin); break;
     case RLX_OP_IDENTITY:
         if (is_dropout) {
             /* inference: Y = X; ratio and seed do not matter, training does */

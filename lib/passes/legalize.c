@@ -177,6 +177,11 @@ static const Support support[] = {
     {RLX_OP_NONMAXSUPPRESSION, IN01, 0, {FLOATS,   0, 0, 0}},   /* constant inputs: folded by inference */
 
     /* ---- family index ---- */
+    {RLX_OP_RESIZE,         IN0,    0, {ANY,       0, 0, 0}},   /* bool: nearest only (inference) */
+    {RLX_OP_GATHERELEMENTS, IN0,    0, {ANY,       0, 0, 0}},
+    {RLX_OP_GATHERND,       IN0,    0, {ANY,       0, 0, 0}},
+    {RLX_OP_SCATTERELEMENTS, 5u,    0, {ANY,       0, 0, 0}},   /* data, updates */
+    {RLX_OP_SCATTERND,      5u,     0, {ANY,       0, 0, 0}},
 
     /* ---- family rnn ---- */
     {RLX_OP_RNN,            0xEFu,  0, {FLOATS,    0, 0, 0}},   /* all but sequence_lens */
