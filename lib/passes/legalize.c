@@ -202,6 +202,10 @@ static const Support support[] = {
     {RLX_OP_NLLLOSS,        5u,     0, {FLOATS,    0, 0, 0}},   /* input, weight */
     {RLX_OP_SCELOSS,        5u,     0, {FLOATS,    0, 0, 0}},
 
+    /* ---- family signal ---- */
+
+    /* ---- family vision ---- */
+
     /* ---- family ctrl ---- */
 };
 

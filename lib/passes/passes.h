@@ -63,7 +63,7 @@ int rlx_value_used(const RlxGraph *g, int value);            /* read by a live n
 /* ---- op families (ext_*.c), dispatched by ext.c ---- */
 int rlx_infer_ext(RlxGraph *g, int node, RlxShape *outs);
 int rlx_lower_ext(RlxLower *L, int node);
-#define RLX_FAMILIES(F) F(norm) F(loss) F(conv) F(shape) F(index) F(rnn) F(quant)
+#define RLX_FAMILIES(F) F(norm) F(loss) F(conv) F(shape) F(index) F(rnn) F(quant) F(signal) F(vision) F(ctrl)
 #define F(fam) int rlx_infer_##fam(RlxGraph *g, int node, RlxShape *outs); int rlx_lower_##fam(RlxLower *L, int node);
 RLX_FAMILIES(F)
 #undef F
