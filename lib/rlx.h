@@ -293,6 +293,7 @@ int64_t rlx_thunks_scratch(const RlxThunkList *tl);       /* the largest per-thr
 
 RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan);  /* require: planned */
 void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node);
+int rlx_conv_uses_gemm(const RlxGraph *g, int node);      /* lower.c: conv2d_f32 method 1 */
 
 /* Elementwise regions (region.c): the steps of an elementwise or rlx.Region
  * node, and the readable program string of an rlx.Region node. */

@@ -288,77 +288,7 @@ int rk_pad(rk_ctx *ctx, const void *params, const void *const *in, void *const *
 
 /* linear algebra: rk_linalg.c */
 
-/* ---- convolution (2-D; the rest of the conv family is in rk_conv.c) ---- */
-
-/* First and one-past-last output index o whose input coordinate
- * o*stride + offset lies in [0, size): windows clipped to the image. */
-static void clip_range(int64_t nout, int64_t stride, int64_t offset, int64_t size, int64_t *lo, int64_t *hi) {
-    /* o*stride + offset >= 0  <=>  o >= ceil(-offset / stride) */
-    int64_t a = -offset <= 0 ? 0 : (-offset + stride - 1) / stride;
-    /* o*stride + offset < size  <=>  o < ceil((size - offset) / stride) */
-    int64_t b = size - offset <= 0 ? 0 : (size - offset + stride - 1) / stride;
-    if (b > nout) b = nout;
-    if (a > b) a = b;
-    *lo = a;
-    *hi = b;
-}
-
-int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
-    const rk_conv2d_f32_params *p = params;
-    (void)ctx;
-    if (p->n < 0 || p->c < 0 || p->h < 0 || p->w < 0 || p->oc < 0 || p->oh < 0 || p->ow < 0 || p->kh < 0 ||
-        p->kw < 0 || p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->group <= 0 ||
-        p->c % p->group || p->oc % p->group)
-        return RLX_E_ARG;
-    const float *x = in[0], *wt = in[1], *bias = p->has_bias ? in[2] : NULL;
-    float *y = out[0];
-    int64_t cg = p->c / p->group, ocg = p->oc / p->group, plane = p->h * p->w, oplane = p->oh * p->ow;
-    /* output columns valid for each kernel column, the same for every row;
-     * cached because the divisions cost as much as a short row's taps */
-    int64_t ox_lo[64], ox_hi[64];
-    int64_t kw_cached = p->kw <= 64 ? p->kw : 0;
-    for (int64_t kx = 0; kx < kw_cached; kx++)
-        clip_range(p->ow, p->sw, kx * p->dw - p->pl, p->w, &ox_lo[kx], &ox_hi[kx]);
-    for (int64_t b = 0; b < p->n; b++) {
-        for (int64_t o = 0; o < p->oc; o++) {
-            const float *xg = x + (b * p->c + (o / ocg) * cg) * plane;
-            const float *wo = wt + o * cg * p->kh * p->kw;
-            float *yo = y + (b * p->oc + o) * oplane;
-            float b0 = bias ? bias[o] : 0.0f;
-            for (int64_t oy = 0; oy < p->oh; oy++) {
-                float *yrow = yo + oy * p->ow;
-                for (int64_t ox = 0; ox < p->ow; ox++) yrow[ox] = b0;
-                for (int64_t ic = 0; ic < cg; ic++) {
-                    const float *xc = xg + ic * plane, *wc = wo + ic * p->kh * p->kw;
-                    for (int64_t ky = 0; ky < p->kh; ky++) {
-                        int64_t iy = oy * p->sh - p->pt + ky * p->dh;
-                        if (iy < 0 || iy >= p->h) continue;
-                        const float *xrow = xc + iy * p->w;
-                        for (int64_t kx = 0; kx < p->kw; kx++) {
-                            float wv = wc[ky * p->kw + kx];
-                            int64_t off = kx * p->dw - p->pl, lo, hi;
-                            if (kx < kw_cached) {
-                                lo = ox_lo[kx];
-                                hi = ox_hi[kx];
-                            } else {
-                                clip_range(p->ow, p->sw, off, p->w, &lo, &hi);
-                            }
-                            if (p->sw == 1) {
-                                /* contiguous on both sides: this is the loop that vectorizes */
-                                const float *xs = xrow + (lo + off);
-                                float *ys = yrow + lo;
-                                for (int64_t t = 0; t < hi - lo; t++) ys[t] += wv * xs[t];
-                            } else {
-                                for (int64_t ox = lo; ox < hi; ox++) yrow[ox] += wv * xrow[ox * p->sw + off];
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    return RLX_OK;
-}
+/* convolution: conv2d_f32 in rk_convgemm.c, the rest of the conv family in rk_conv.c */
 
 /* ---- normalization ---- */
 

@@ -160,6 +160,9 @@ uint64_t rlx_fnv1a(uint64_t h, const void *data, size_t n);
 typedef int (*rlx_run_fn)(rlx_model *m, const void *const *inputs, void *const *outputs);
 int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run);
 
+/* Scratch bytes per thread of conv2d_f32's GEMM method (rk_convgemm.c). */
+size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk);
+
 typedef int (*rk_kernel_fn)(rk_ctx *, const void *, const void *const *, void *const *);
 
 #ifdef __cplusplus

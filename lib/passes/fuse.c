@@ -184,7 +184,10 @@ void rlx_fuse_epilogues(RlxGraph *g) {
     for (int s = 0; s < g->norder; s++) {
         int node = g->order[s];
         RlxNode *n = &g->n[node];
-        if (n->dead || (n->op != RLX_OP_MATMUL && n->op != RLX_OP_GEMM) || g->v[n->out[0]].dtype != RLX_F32) continue;
+        int is_conv = n->op == RLX_OP_CONV && g->v[n->in[0]].rank <= 4;   /* conv2d_f32 has the epilogue */
+        if (n->dead || (n->op != RLX_OP_MATMUL && n->op != RLX_OP_GEMM && !is_conv) ||
+            g->v[n->out[0]].dtype != RLX_F32)
+            continue;
         for (;;) {
             n = &g->n[node];
             int y = n->out[0];

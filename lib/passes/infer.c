@@ -184,7 +184,11 @@ void rlx_conv_geometry(const RlxGraph *g, int node, RlxWindow *w) {
     int ns = x->rank - 2;
     memset(w, 0, sizeof *w);
     w->nsp = ns;
-    if (is_conv) {
+    if (is_conv && rlx_attr_i(n, "rlx_a_packed", 0)) {
+        /* weights packed for the GEMM (prepack.c) are 1-D: the kernel shape
+         * was moved to the attribute, checked when the weights were 4-D */
+        rlx_ints_attr(g, node, "kernel_shape", ns, 1, 1, w->k);
+    } else if (is_conv) {
         const RlxValue *wt = rlx_input(g, node, 1);
         if (wt->rank != x->rank)
             rlx_node_error(g, node, "weights '%s' must have rank %d (O, I, kernel...) like the input, not %d (shape %s)",

@@ -243,6 +243,29 @@ static void lower_gemm(RlxLower *L, int node) {
 }
 
 /* 1-D and 2-D run on conv2d_f32 (1-D as a 1-row image), 3-D on conv_nd_f32. */
+/* A 2-D (or 1-D) f32 convolution runs as a GEMM unless it is too thin to
+ * reuse anything (depthwise and the like): then the direct loop wins. */
+int rlx_conv_uses_gemm(const RlxGraph *g, int node) {
+    const RlxNode *n = &g->n[node];
+    const RlxValue *x = &g->v[n->in[0]], *w = &g->v[n->in[1]], *y = &g->v[n->out[0]];
+    if (rlx_attr_i(n, "rlx_a_packed", 0)) return 1;   /* prepack.c decided, with the 4-D weights */
+    if (x->rank > 4 || x->dtype != RLX_F32) return 0;
+    int64_t group = rlx_attr_i(n, "group", 1);
+    int64_t ocg = y->dims[1] / (group ? group : 1), kdim = (x->dims[1] / (group ? group : 1));
+    for (int i = 2; i < w->rank; i++) kdim *= w->dims[i];
+    return ocg >= 4 && kdim >= 8;
+}
+
+/* Output columns per GEMM block: the im2col block (K x nblk floats) fits in
+ * about 256 KB, a multiple of 16 columns, at least 16. */
+static int64_t conv_block(int64_t kdim, int64_t ncols) {
+    int64_t nblk = (256 * 1024 / 4) / (kdim ? kdim : 1);
+    nblk = nblk / 16 * 16;
+    if (nblk < 16) nblk = 16;
+    if (nblk > ncols) nblk = ncols;
+    return nblk > 0 ? nblk : 1;
+}
+
 static void lower_conv(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
@@ -254,13 +277,13 @@ static void lower_conv(RlxLower *L, int node) {
     rlx_tk_in(L, t, n->in[0]);
     rlx_tk_in(L, t, n->in[1]);
     if (has_bias) rlx_tk_in(L, t, n->in[2]);
-    rlx_tk_out(L, t, n->out[0]);
     rlx_tk_i(t, "n", x->dims[0]);
     rlx_tk_i(t, "c", x->dims[1]);
     rlx_tk_i(t, "oc", y->dims[1]);
     rlx_tk_i(t, "group", rlx_attr_i(n, "group", 1));
     rlx_tk_i(t, "has_bias", has_bias);
     if (w.nsp == 3) {
+        rlx_tk_out(L, t, n->out[0]);
         rlx_tk_a(t, "in_dims", x->dims + 2, 3);
         rlx_tk_a(t, "out_dims", y->dims + 2, 3);
         rlx_tk_a(t, "k", w.k, 3);
@@ -269,6 +292,15 @@ static void lower_conv(RlxLower *L, int node) {
         rlx_tk_a(t, "pb", w.pad_begin, 3);
         return;
     }
+    /* the fused epilogue (fuse.c): residual input 3, activation */
+    if (n->nin > 3 && n->in[3] >= 0) {
+        rlx_tk_in(L, t, n->in[3]);
+        rlx_tk_i(t, "has_res", 1);
+    }
+    rlx_tk_out(L, t, n->out[0]);
+    rlx_tk_i(t, "act", rlx_attr_i(n, "rlx_act", 0));
+    rlx_tk_f(t, "act_a", rlx_attr_f(n, "rlx_act_a", 0));
+    rlx_tk_f(t, "act_b", rlx_attr_f(n, "rlx_act_b", 0));
     int r = 2 - w.nsp;   /* 1-D: a leading row axis of size 1 */
     rlx_tk_i(t, "h", r ? 1 : x->dims[2]);
     rlx_tk_i(t, "w", x->dims[x->rank - 1]);
@@ -282,6 +314,15 @@ static void lower_conv(RlxLower *L, int node) {
     rlx_tk_i(t, "dw", w.d[w.nsp - 1]);
     rlx_tk_i(t, "pt", r ? 0 : w.pad_begin[0]);
     rlx_tk_i(t, "pl", w.pad_begin[w.nsp - 1]);
+    if (rlx_conv_uses_gemm(L->g, node)) {
+        int64_t group = rlx_attr_i(n, "group", 1);
+        int64_t ocg = y->dims[1] / group, kdim = x->dims[1] / group * (r ? 1 : w.k[0]) * w.k[w.nsp - 1];
+        int64_t ncols = (r ? 1 : y->dims[2]) * y->dims[y->rank - 1], nblk = conv_block(kdim, ncols);
+        rlx_tk_i(t, "method", 1);
+        rlx_tk_i(t, "nblk", nblk);
+        rlx_tk_i(t, "a_packed", rlx_attr_i(n, "rlx_a_packed", 0));
+        t->scratch = (int64_t)rk_conv2d_scratch(ocg, kdim, nblk);
+    }
 }
 
 static void lower_transpose(RlxLower *L, int node) {
