@@ -742,6 +742,21 @@ static void import_shape_family(Reader *r, int i, int op, Attr *at, int nat, int
     }
 }
 
+/* The signal family's ONNX-coded dtypes: the windows' and MelWeightMatrix's
+ * output_datatype (an ONNX type code) becomes an rlx dtype. */
+static void import_signal_family(Reader *r, int i, int op, Attr *at, int nat) {
+    if (op != RLX_OP_HANNWINDOW && op != RLX_OP_HAMMINGWINDOW && op != RLX_OP_BLACKMANWINDOW &&
+        op != RLX_OP_MELWEIGHTMATRIX)
+        return;
+    Attr *a = find_attr(at, nat, "output_datatype");
+    if (a && a->a.kind == RLX_A_INT) {
+        int dt = a->a.i >= 0 && a->a.i <= 0x7fffffff ? rlx_dtype_from_onnx((int)a->a.i) : -1;
+        if (dt < 0) node_err(r, i, rlx_fmt("attribute 'output_datatype': ONNX type %lld is not supported", (long long)a->a.i));
+        a->a.kind = RLX_A_DTYPE;
+        a->a.i = dt;
+    }
+}
+
 /* The norm family's older forms: ReduceL1/L2/LogSum/LogSumExp/Prod/SumSquare
  * take axes as an attribute until opset 18 (an input in the canonical form);
  * Hardmax before 13 defaults axis to 1 and coerces its input to 2-D, like
@@ -956,6 +971,7 @@ static void build_node(Reader *r, int i) {
     default: at = rewrite_norm(r, i, op, at, &nat, in, &nin); break;
     }
     import_shape_family(r, i, op, at, nat, in, &nin);
+    import_signal_family(r, i, op, at, nat);
     while (nin > 0 && in[nin - 1] < 0) nin--;
 
     const RlxOpInfo *info = &rlx_ops[op];

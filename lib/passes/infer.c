@@ -135,9 +135,46 @@ void rlx_ints_attr(const RlxGraph *g, int node, const char *name, int count, int
     }
 }
 
+/* "; it depends on graph input(s) 'A', 'B'": the graph inputs (not frozen
+ * into weights) that a computed value is derived from, in declaration order,
+ * so that the user (and the conformance runner's --freeze retry) learns which
+ * input to bind when the value itself is an intermediate one. "" if the value
+ * is itself a graph input or depends on none. */
+static const char *graph_inputs_behind(const RlxGraph *g, int value) {
+    if (g->v[value].flags & RLX_V_INPUT) return "";
+    char *seen = rlx_alloc((size_t)g->nv + 1);
+    int *stack = rlx_alloc(sizeof(int) * ((size_t)g->nv + 1));
+    int top = 0;
+    seen[value] = 1;
+    stack[top++] = value;
+    while (top > 0) {
+        const RlxValue *v = &g->v[stack[--top]];
+        if (v->producer < 0 || rlx_is_const(g, (int)(v - g->v))) continue;
+        const RlxNode *p = &g->n[v->producer];
+        for (int k = 0; k < p->nin; k++) {
+            int in = p->in[k];
+            if (in < 0 || seen[in]) continue;
+            seen[in] = 1;
+            stack[top++] = in;
+        }
+    }
+    RlxBuf b = {0};
+    int count = 0;
+    for (int i = 0; i < g->ninputs; i++) {
+        int in = g->inputs[i];
+        if (!seen[in] || rlx_is_const(g, in)) continue;
+        if (count < 8) rlx_buf_printf(&b, "%s'%s'", count ? ", " : "", g->v[in].name);
+        count++;
+    }
+    if (!count) return "";
+    return rlx_fmt("; it depends on graph input%s %s%s", count > 1 ? "s" : "", b.data, count > 8 ? ", ..." : "");
+}
+
 void rlx_want_const(const RlxGraph *g, int node, int k, const char *role) {
-    if (!rlx_is_const(g, node_of(g, node)->in[k]))
-        rlx_node_error(g, node, "input '%s' (value '%s') must be a constant (weight)", role, rlx_input(g, node, k)->name);
+    int value = node_of(g, node)->in[k];
+    if (!rlx_is_const(g, value))
+        rlx_node_error(g, node, "input '%s' (value '%s') must be a constant (weight)%s", role,
+                       rlx_input(g, node, k)->name, graph_inputs_behind(g, value));
 }
 
 /* A constant 1-D integer input, read into an arena array of *count entries. */

@@ -203,6 +203,12 @@ static const Support support[] = {
     {RLX_OP_SCELOSS,        5u,     0, {FLOATS,    0, 0, 0}},
 
     /* ---- family signal ---- */
+    {RLX_OP_DFT,            IN0,    0, {FLOATS,    0, 0, 0}},
+    {RLX_OP_STFT,           5u,     0, {FLOATS,    0, 0, 0}},   /* signal, window */
+    {RLX_OP_HANNWINDOW,     0,      1, {NUMERIC,   0, 0, 0}},   /* size: inference */
+    {RLX_OP_HAMMINGWINDOW,  0,      1, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_BLACKMANWINDOW, 0,      1, {NUMERIC,   0, 0, 0}},
+    {RLX_OP_MELWEIGHTMATRIX, 0,     1, {NUMERIC,   0, 0, 0}},   /* inputs: inference */
 
     /* ---- family vision ---- */
 

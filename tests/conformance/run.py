@@ -235,6 +235,16 @@ def run_test(job):
 
 
 FROZEN_RE = re.compile(r"\(value '([^']+)'\) must be a constant")
+# an intermediate value that must be constant names the graph inputs behind it
+DEPENDS_RE = re.compile(r"depends on graph inputs? ('[^']*'(?:, '[^']*')*)")
+
+
+def frozen_candidates(msg):
+    """The graph inputs a "must be a constant" message asks to bind."""
+    names = FROZEN_RE.findall(msg)
+    for group in DEPENDS_RE.findall(msg):
+        names += re.findall(r"'([^']+)'", group)
+    return names
 
 
 def _build_and_check(name, tdir, mpath, model, w, rlxc, rtlib):
@@ -247,7 +257,7 @@ def _build_and_check(name, tdir, mpath, model, w, rlxc, rtlib):
         for n in frozen:
             argv += ["--freeze", "%s=%s" % (n, os.path.join(w, "frozen_%d.npy" % input_names.index(n)))]
         rc, out = run(argv)
-        named = [n for n in FROZEN_RE.findall(first_line(out)) if n in input_names and n not in frozen]
+        named = [n for n in frozen_candidates(first_line(out)) if n in input_names and n not in frozen]
         if rc == 0 or not named:
             break
         arrays, problem = order_inputs(model, numbered(ds, "input"))
