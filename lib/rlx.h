@@ -167,7 +167,7 @@ void rlx_graph_dump(const RlxGraph *g, FILE *f);
 /* ---- frontend ---- */
 RlxGraph *rlx_read_rlxg(const char *path);               /* container or pure JSON */
 void rlx_write_rlxg(const RlxGraph *g, RlxBuf *out);     /* container form */
-/* ONNX (opset 7-17); dim_names[i] = dim_values[i] bind symbolic input dims. */
+/* ONNX (opset 1-17); dim_names[i] = dim_values[i] bind symbolic input dims. */
 RlxGraph *rlx_read_onnx(const char *path, int ndims, const char *const *dim_names, const int64_t *dim_values);
 /* Reads a whole file into the arena; errors name the file. */
 uint8_t *rlx_read_file(const char *path, size_t *len);

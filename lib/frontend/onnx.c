@@ -1,4 +1,4 @@
-/* onnx.c - the ONNX reader: a ModelProto (opset 7 to 17) becomes an RlxGraph.
+/* onnx.c - the ONNX reader: a ModelProto (opset 1 to 17) becomes an RlxGraph.
  *
  * The file goes into the arena, its wire format is walked once to bound how
  * deeply messages nest (protobuf-c recurses without a limit, so a crafted
@@ -9,15 +9,26 @@
  * path leaks.
  *
  * The build goes in the order a user wants to hear about problems: the
- * opset, then every unsupported op at once, then initializers (weights),
+ * opset, then every unsupported op at once, then ops newer than the opset,
+ * then initializers (weights),
  * graph inputs (every unbound symbolic dim at once), then the nodes in two
  * passes (first the values each produces, so that inputs may name values
  * produced later; then inputs and attributes), then the outputs. Each ONNX
- * node becomes exactly one rlx node with the same index. Older operator
- * versions are rewritten on the way into the canonical (opset-17, Reduce and
- * Split opset-18) form of ops.def: attributes such as Slice-1's starts or
- * ReduceMean's axes become constant weights feeding the node's inputs,
- * Dropout becomes Identity, and legacy Softmax gets legacy_2d=1.
+ * node becomes exactly one rlx node with the same index; the few nodes a
+ * rewrite adds (an Unsqueeze for legacy broadcasting) come after them.
+ *
+ * An op means the version in force at the model's opset (its latest version
+ * with since_version <= opset). Versions in force before opset 7 are first
+ * turned into their opset-7 form by rewrite_old_version, driven by the
+ * documented old_versions table ("operator versions before opset 7" below):
+ * consumed_inputs dropped, legacy broadcast/axis made NumPy broadcasting,
+ * is_test checked, Cast-1's type names, Reshape-1's and Tile-1's operands
+ * made inputs, and so on; forms rlxc cannot express are errors naming the
+ * version and the attribute. Then every version is rewritten into the
+ * canonical (opset-17, Reduce and Split opset-18) form of ops.def:
+ * attributes such as Slice-1's starts or ReduceMean's axes become constant
+ * weights feeding the node's inputs, Dropout becomes Identity, and legacy
+ * Softmax gets legacy_2d=1.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +36,7 @@
 #include "onnx.pb-c.h"
 #include "rlx.h"
 
-#define MIN_OPSET 7
+#define MIN_OPSET 1
 #define MAX_OPSET 17
 #define MAX_NESTING 64            /* real models nest a few levels per subgraph */
 #define MAX_NAMES_LISTED 5        /* node names per op in the unsupported-ops message */
@@ -45,6 +56,11 @@ typedef struct {
     const char **dropped;         /* Dropout mask outputs, which are not created */
     const char **dropped_by;
     int ndropped;
+    struct {                      /* nodes a rewrite adds after the ONNX ones (unsqueeze_later) */
+        const char *name;
+        int in, axes, out;
+    } *later;
+    int nlater;
 } Reader;
 
 /* One attribute on its way from the NodeProto to the node. */
@@ -139,6 +155,9 @@ static int read_opset(const Reader *r, const Onnx__ModelProto *m) {
         version = v;
         found = 1;
     }
+    /* IR versions 1 and 2 had no opset_import: their models use opset 1
+     * (ONNX's checker assumes the same); from IR version 3 it is required */
+    if (!found && m->n_opset_import == 0 && m->has_ir_version && m->ir_version >= 1 && m->ir_version < 3) return 1;
     if (!found)
         rlx_error("%s: the model imports no opset of the default domain (ai.onnx); rlxc reads opsets %d to %d",
                   r->file, MIN_OPSET, MAX_OPSET);
@@ -839,6 +858,416 @@ static Attr *rewrite_resize(Reader *r, int i, Attr *at, int *nat, int *in, int *
     return at;
 }
 
+/* ---- operator versions before opset 7 ----
+ *
+ * ONNX versions every op on its own: in a model importing opset N, an op
+ * means its latest version whose since_version is <= N. ops.def and the
+ * rewrites in build_node follow the versions in force from opset 7 on.
+ * Two tables cover older models (tests/unit/test_onnx.c checks both against
+ * ONNX's schema history, onnx.defs.get_all_schemas_with_history):
+ *
+ *   op_introduced  the ops rlxc reads that ONNX added after opset 1; a node
+ *                  of one in an older model is an error.
+ *   old_versions   every version in force before opset 7 that differs from
+ *                  the op's version at opset 7, with the OV_* differences.
+ *                  rewrite_old_version turns such a node into its opset-7
+ *                  form (which build_node then makes canonical), or rejects
+ *                  it naming the version and the attribute.
+ *
+ * Differences in the lists of allowed types are not rows: old versions
+ * allow fewer types, and rlxc accepting more is harmless.
+ */
+static const struct {
+    const char *op;
+    int since;
+} op_introduced[] = {
+    {"Acos", 7}, {"Asin", 7}, {"Atan", 7}, {"Cos", 7}, {"Sin", 7}, {"Tan", 7},
+    {"Expand", 8},
+    {"Acosh", 9}, {"Asinh", 9}, {"Atanh", 9}, {"Compress", 9}, {"ConstantOfShape", 9}, {"Cosh", 9}, {"Erf", 9},
+    {"EyeLike", 9}, {"IsNaN", 9}, {"MeanVarianceNormalization", 9}, {"NonZero", 9}, {"OneHot", 9}, {"Scatter", 9},
+    {"Shrink", 9}, {"Sign", 9}, {"Sinh", 9}, {"Where", 9},
+    {"ConvInteger", 10}, {"DequantizeLinear", 10}, {"IsInf", 10}, {"MatMulInteger", 10}, {"Mod", 10},
+    {"NonMaxSuppression", 10}, {"QLinearConv", 10}, {"QLinearMatMul", 10}, {"QuantizeLinear", 10}, {"Resize", 10},
+    {"ReverseSequence", 10}, {"ThresholdedRelu", 10},
+    {"BitShift", 11}, {"CumSum", 11}, {"DynamicQuantizeLinear", 11}, {"GatherElements", 11}, {"GatherND", 11},
+    {"Range", 11}, {"Round", 11}, {"ScatterElements", 11}, {"ScatterND", 11}, {"Unique", 11},
+    {"Celu", 12}, {"Einsum", 12}, {"GreaterOrEqual", 12}, {"LessOrEqual", 12}, {"NegativeLogLikelihoodLoss", 12},
+    {"SoftmaxCrossEntropyLoss", 12},
+    {"HardSwish", 14}, {"Trilu", 14},
+    {"CastLike", 15},
+    {"LayerNormalization", 17},
+    {"Mish", 18},
+};
+
+enum {
+    OV_CONSUMED_INPUTS = 1 << 0,  /* 'consumed_inputs', a hint for in-place execution with no effect on results: dropped */
+    OV_BROADCAST = 1 << 1,        /* 'broadcast'/'axis': B matches A's dims from axis (default: A's last dims) only
+                                   * with broadcast=1, else equal shapes: NumPy broadcasting, B unsqueezed when
+                                   * axis leaves trailing dims of A */
+    OV_GEMM_BROADCAST = 1 << 2,   /* 'broadcast': C broadcasts to (M, N) only when set; Gemm-7 always does */
+    OV_IS_TEST = 1 << 3,          /* 'is_test', default 0 = training: 0 given is an error, else dropped (as ONNX's
+                                   * own 6 -> 7 converter does) */
+    OV_CAST_TO_NAME = 1 << 4,     /* 'to' is a type name ("FLOAT"), not a code */
+    OV_CONCAT_AXIS = 1 << 5,      /* 'axis' optional, default 1 */
+    OV_RESHAPE_ATTR = 1 << 6,     /* the shape is the attribute 'shape', not an input */
+    OV_SPLIT_1 = 1 << 7,          /* 'split' an attribute or a second input; 'axis' has no default */
+    OV_PAD_PADDINGS = 1 << 8,     /* 'paddings', later named 'pads' */
+    OV_TILE_1 = 1 << 9,           /* inputs (input, tiles, axis): tiles copies along one axis */
+    OV_UPSAMPLE_1 = 1 << 10,      /* 'height_scale'/'width_scale' of a 4-D input; mode 'bilinear' (later 'linear') */
+    OV_SELU_DEFAULTS = 1 << 11,   /* alpha defaults to 1.6732 and gamma to 1.0507 (later 1.67326.., 1.05070..) */
+    OV_P_FLOAT = 1 << 12,         /* 'p' is a float (an int from version 2) */
+    OV_OUTPUT_SEQUENCE = 1 << 13, /* 'output_sequence': whether Y is wanted; the listed outputs say it: dropped */
+    OV_GRU_1 = 1 << 14,           /* direction's default is spelled 'foward'; no 'linear_before_reset' (acts as 0) */
+    OV_NO_COUNT_INCLUDE_PAD = 1 << 15, /* no 'count_include_pad' (acts as 0) */
+    OV_PRELU_SLOPE = 1 << 16,     /* slope: one value "shared across channels", else undefined how it broadcasts */
+};
+
+static const struct {
+    const char *op;
+    int version;                  /* its since_version */
+    int next;                     /* the next version's since_version: the row holds for opsets version..next-1 */
+    unsigned changes;             /* OV_* */
+} old_versions[] = {
+    {"Abs", 1, 6, OV_CONSUMED_INPUTS},
+    {"Add", 1, 6, OV_CONSUMED_INPUTS | OV_BROADCAST},
+    {"Add", 6, 7, OV_BROADCAST},
+    {"And", 1, 7, OV_BROADCAST},
+    {"AveragePool", 1, 7, OV_NO_COUNT_INCLUDE_PAD},
+    {"BatchNormalization", 1, 6, OV_CONSUMED_INPUTS | OV_IS_TEST},
+    {"BatchNormalization", 6, 7, OV_IS_TEST},
+    {"Cast", 1, 6, OV_CAST_TO_NAME},
+    {"Ceil", 1, 6, OV_CONSUMED_INPUTS},
+    {"Clip", 1, 6, OV_CONSUMED_INPUTS},
+    {"Concat", 1, 4, OV_CONCAT_AXIS},
+    {"Div", 1, 6, OV_CONSUMED_INPUTS | OV_BROADCAST},
+    {"Div", 6, 7, OV_BROADCAST},
+    {"Dropout", 1, 6, OV_CONSUMED_INPUTS | OV_IS_TEST},
+    {"Dropout", 6, 7, OV_IS_TEST},
+    {"Elu", 1, 6, OV_CONSUMED_INPUTS},
+    {"Equal", 1, 7, OV_BROADCAST},
+    {"Exp", 1, 6, OV_CONSUMED_INPUTS},
+    {"Floor", 1, 6, OV_CONSUMED_INPUTS},
+    {"GRU", 1, 3, OV_OUTPUT_SEQUENCE | OV_GRU_1},
+    {"GRU", 3, 7, OV_OUTPUT_SEQUENCE},
+    {"Gemm", 1, 6, OV_GEMM_BROADCAST},
+    {"Gemm", 6, 7, OV_GEMM_BROADCAST},
+    {"GlobalLpPool", 1, 2, OV_P_FLOAT},
+    {"Greater", 1, 7, OV_BROADCAST},
+    {"HardSigmoid", 1, 6, OV_CONSUMED_INPUTS},
+    {"InstanceNormalization", 1, 6, OV_CONSUMED_INPUTS},
+    {"LSTM", 1, 7, OV_OUTPUT_SEQUENCE},
+    {"LeakyRelu", 1, 6, OV_CONSUMED_INPUTS},
+    {"Less", 1, 7, OV_BROADCAST},
+    {"Log", 1, 6, OV_CONSUMED_INPUTS},
+    {"LpPool", 1, 2, OV_P_FLOAT},
+    {"Max", 1, 6, OV_CONSUMED_INPUTS},
+    {"Mean", 1, 6, OV_CONSUMED_INPUTS},
+    {"Min", 1, 6, OV_CONSUMED_INPUTS},
+    {"Mul", 1, 6, OV_CONSUMED_INPUTS | OV_BROADCAST},
+    {"Mul", 6, 7, OV_BROADCAST},
+    {"Neg", 1, 6, OV_CONSUMED_INPUTS},
+    {"Or", 1, 7, OV_BROADCAST},
+    {"PRelu", 1, 6, OV_CONSUMED_INPUTS | OV_PRELU_SLOPE},
+    {"PRelu", 6, 7, OV_PRELU_SLOPE},
+    {"Pad", 1, 2, OV_PAD_PADDINGS},
+    {"Pow", 1, 7, OV_BROADCAST},
+    {"RNN", 1, 7, OV_OUTPUT_SEQUENCE},
+    {"Reciprocal", 1, 6, OV_CONSUMED_INPUTS},
+    {"Relu", 1, 6, OV_CONSUMED_INPUTS},
+    {"Reshape", 1, 5, OV_CONSUMED_INPUTS | OV_RESHAPE_ATTR},
+    {"Selu", 1, 6, OV_CONSUMED_INPUTS | OV_SELU_DEFAULTS},
+    {"Sigmoid", 1, 6, OV_CONSUMED_INPUTS},
+    {"Split", 1, 2, OV_SPLIT_1},
+    {"Sqrt", 1, 6, OV_CONSUMED_INPUTS},
+    {"Sub", 1, 6, OV_CONSUMED_INPUTS | OV_BROADCAST},
+    {"Sub", 6, 7, OV_BROADCAST},
+    {"Sum", 1, 6, OV_CONSUMED_INPUTS},
+    {"Tanh", 1, 6, OV_CONSUMED_INPUTS},
+    {"Tile", 1, 6, OV_TILE_1},
+    {"Upsample", 1, 7, OV_UPSAMPLE_1},
+    {"Xor", 1, 7, OV_BROADCAST},
+};
+
+/* A node of an op ONNX added after the model's opset is an error. */
+static void check_op_versions(const Reader *r) {
+    for (int i = 0; i < (int)r->gp->n_node; i++) {
+        const Onnx__NodeProto *np = r->gp->node[i];
+        if (!is_default_domain(str(np->domain))) continue;
+        for (size_t k = 0; k < sizeof op_introduced / sizeof op_introduced[0]; k++)
+            if (!strcmp(str(np->op_type), op_introduced[k].op) && op_introduced[k].since > r->opset)
+                node_err(r, i, rlx_fmt("%s does not exist in opset %d (ONNX added it in opset %d)", op_introduced[k].op,
+                                       r->opset, op_introduced[k].since));
+    }
+}
+
+/* The rank of a value as far as the importer can tell before inference, or
+ * -1: graph inputs and weights, declared shapes (value_info, outputs),
+ * Constant nodes, and through ops whose output has their first input's
+ * rank (in opsets before 7 that includes the binary ops: A's shape). */
+static int known_rank(const Reader *r, const char *name, int depth) {
+    static const char *const keep_rank[] = {
+        "Abs", "AveragePool", "BatchNormalization", "Cast", "Ceil", "Clip", "Conv", "ConvTranspose", "Dropout", "Elu",
+        "Exp", "Floor", "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "HardSigmoid", "Hardmax", "Identity",
+        "InstanceNormalization", "LRN", "LeakyRelu", "Log", "LogSoftmax", "LpNormalization", "LpPool", "MaxPool",
+        "Neg", "Not", "PRelu", "Pad", "Reciprocal", "Relu", "Selu", "Sigmoid", "Softmax", "Softplus", "Softsign",
+        "Sqrt", "Tanh", "Tile", "Upsample"};
+    static const char *const binary[] = {"Add", "And", "Div", "Equal", "Greater", "Less", "Mul", "Or", "Pow", "Sub", "Xor"};
+    const RlxGraph *g = r->g;
+    const Onnx__GraphProto *gp = r->gp;
+    int v = rlx_value_find(g, name);
+    if (v >= 0 && (g->v[v].flags & (RLX_V_INPUT | RLX_V_WEIGHT))) return g->v[v].rank;
+    const Onnx__ValueInfoProto *const *lists[] = {(const Onnx__ValueInfoProto *const *)gp->value_info,
+                                                  (const Onnx__ValueInfoProto *const *)gp->output};
+    size_t counts[] = {gp->n_value_info, gp->n_output};
+    for (int l = 0; l < 2; l++)
+        for (size_t k = 0; k < counts[l]; k++) {
+            const Onnx__TypeProto *t = lists[l][k]->type;
+            if (!strcmp(str(lists[l][k]->name), name) && t && t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+                t->tensor_type->shape && t->tensor_type->shape->n_dim <= RLX_MAX_RANK)
+                return (int)t->tensor_type->shape->n_dim;
+        }
+    if (v < 0 || g->v[v].producer < 0 || g->v[v].producer >= (int)gp->n_node || depth > 64) return -1;
+    const Onnx__NodeProto *np = gp->node[g->v[v].producer];
+    const char *op = str(np->op_type);
+    if (!is_default_domain(str(np->domain))) return -1;
+    if (!strcmp(op, "Constant")) {
+        for (size_t k = 0; k < np->n_attribute; k++) {
+            const Onnx__AttributeProto *pa = np->attribute[k];
+            const char *an = str(pa->name);
+            if (!strcmp(an, "value") && pa->t && pa->t->n_dims <= RLX_MAX_RANK) return (int)pa->t->n_dims;
+            if (!strcmp(an, "value_float") || !strcmp(an, "value_int")) return 0;
+            if (!strcmp(an, "value_floats") || !strcmp(an, "value_ints")) return 1;
+        }
+        return -1;
+    }
+    int follows = 0;
+    for (size_t k = 0; k < sizeof keep_rank / sizeof keep_rank[0]; k++) follows |= !strcmp(op, keep_rank[k]);
+    for (size_t k = 0; k < sizeof binary / sizeof binary[0] && r->opset < 7; k++) follows |= !strcmp(op, binary[k]);
+    if (!follows || np->n_input == 0 || !*np->input[0]) return -1;
+    return known_rank(r, np->input[0], depth + 1);
+}
+
+static Attr *add_attr(Attr *at, int *nat, const char *name, RlxAttrKind kind) {
+    at = rlx_realloc(at, sizeof(Attr) * (size_t)(*nat + 1), sizeof(Attr) * (size_t)(*nat + 2));
+    Attr *a = &at[(*nat)++];
+    memset(a, 0, sizeof *a);
+    a->a.name = name;
+    a->a.kind = kind;
+    a->a.tensor = -1;
+    return at;
+}
+
+/* B of a legacy broadcast with axis gets trailing size-1 axes so that NumPy
+ * broadcasting lines it up with A's dims from axis: an Unsqueeze node, added
+ * after the ONNX nodes (each ONNX node keeps its index as its node id). */
+static int unsqueeze_later(Reader *r, int i, int b, int rank_b, int trailing) {
+    const char *nn = r->node_names[i];
+    int64_t axes[RLX_MAX_RANK];
+    RLX_ASSERT(trailing > 0 && rank_b + trailing <= RLX_MAX_RANK);
+    for (int k = 0; k < trailing; k++) axes[k] = rank_b + k;
+    int n = r->nlater++;
+    r->later = rlx_realloc(r->later, sizeof *r->later * (size_t)n, sizeof *r->later * (size_t)(n + 1));
+    r->later[n].in = b;
+    r->later[n].axes = const_i64(r, nn, "B_axes", trailing, axes);
+    r->later[n].out = rlx_value_add(r->g, unique_value_name(r->g, rlx_fmt("%s.B_unsqueezed", nn)));
+    const char *base = rlx_fmt("%s.unsqueeze_B", nn), *name = base;
+    for (int k = 1;; k++) {
+        int clash = 0;
+        for (int j = 0; j < (int)r->gp->n_node && !clash; j++) clash = !strcmp(r->node_names[j], name);
+        for (int j = 0; j < n && !clash; j++) clash = !strcmp(r->later[j].name, name);
+        if (!clash) break;
+        name = rlx_fmt("%s_%d", base, k);
+    }
+    r->later[n].name = name;
+    return r->later[n].out;
+}
+
+static void add_later_nodes(Reader *r) {
+    for (int k = 0; k < r->nlater; k++) {
+        int in[2] = {r->later[k].in, r->later[k].axes};
+        int id = rlx_node_add(r->g, r->later[k].name, RLX_OP_UNSQUEEZE, 2, in, 1, &r->later[k].out);
+        r->g->v[r->later[k].out].producer = id;
+        rlx_attr_check(r->g, id);
+    }
+}
+
+static const char *old_name(int row) {
+    return rlx_fmt("%s-%d", old_versions[row].op, old_versions[row].version);
+}
+
+/* A scalar attribute given as an int (0/1 flags in old versions). */
+static int take_flag(const Reader *r, int i, int row, Attr *at, int nat, const char *name, int dflt) {
+    RlxAttr *a = take(at, nat, name);
+    if (!a) return dflt;
+    if (a->kind != RLX_A_INT) node_err(r, i, rlx_fmt("%s: attribute '%s' must be of type int", old_name(row), name));
+    return a->i != 0;
+}
+
+static void old_broadcast(Reader *r, int i, int row, Attr *at, int nat, int *in, int nin) {
+    const Onnx__NodeProto *np = r->gp->node[i];
+    const char *ver = old_name(row);
+    int bc = take_flag(r, i, row, at, nat, "broadcast", 0);
+    RlxAttr *ax = take(at, nat, "axis");
+    if (ax && ax->kind != RLX_A_INT) node_err(r, i, rlx_fmt("%s: attribute 'axis' must be of type int", ver));
+    if (nin != 2 || in[0] < 0 || in[1] < 0) return;   /* the arity check names it */
+    const RlxValue *a = &r->g->v[in[0]], *b = &r->g->v[in[1]];
+    if (!bc) {
+        /* equal shapes, where NumPy broadcasting agrees; checked when known */
+        int known = (a->flags & (RLX_V_INPUT | RLX_V_WEIGHT)) && (b->flags & (RLX_V_INPUT | RLX_V_WEIGHT));
+        if (known && (a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank)))
+            node_err(r, i, rlx_fmt("%s without broadcast=1 needs inputs of equal shapes, got %s and %s", ver,
+                                   rlx_shape_str(a), rlx_shape_str(b)));
+        return;
+    }
+    if (!ax) return;   /* B matches A's last dims: NumPy's alignment */
+    int ra = known_rank(r, np->input[0], 0), rb = known_rank(r, np->input[1], 0);
+    if (ra < 0 || rb < 0)
+        node_err(r, i, rlx_fmt("%s: broadcast=1 with axis=%lld needs the ranks of A ('%s') and B ('%s') at import; "
+                               "declare their shapes (value_info)", ver, (long long)ax->i, np->input[0], np->input[1]));
+    if (ax->i < 0 || ax->i > ra - rb)
+        node_err(r, i, rlx_fmt("%s: broadcast axis=%lld is out of range for A of rank %d and B of rank %d", ver,
+                               (long long)ax->i, ra, rb));
+    int trailing = ra - (int)ax->i - rb;
+    if (trailing > 0) in[1] = unsqueeze_later(r, i, in[1], rb, trailing);
+}
+
+/* A node of an op version in force before opset 7 -> its opset-7 form. */
+static Attr *rewrite_old_version(Reader *r, int i, Attr *at, int *nat, int *in, int *nin) {
+    const Onnx__NodeProto *np = r->gp->node[i];
+    const char *nn = r->node_names[i];
+    int row = -1;
+    if (!is_default_domain(str(np->domain))) return at;
+    for (int k = 0; k < (int)(sizeof old_versions / sizeof old_versions[0]); k++)
+        if (!strcmp(str(np->op_type), old_versions[k].op) && old_versions[k].version <= r->opset &&
+            r->opset < old_versions[k].next)
+            row = k;
+    if (row < 0) return at;
+    unsigned ch = old_versions[row].changes;
+    const char *ver = old_name(row);
+    RlxAttr *a;
+    Attr *x;
+
+    if (ch & OV_CONSUMED_INPUTS) take(at, *nat, "consumed_inputs");
+    if (ch & OV_BROADCAST) old_broadcast(r, i, row, at, *nat, in, *nin);
+    if (ch & OV_GEMM_BROADCAST) take_flag(r, i, row, at, *nat, "broadcast", 0);
+    if ((ch & OV_IS_TEST) && (a = take(at, *nat, "is_test")) && a->kind == RLX_A_INT && a->i == 0)
+        node_err(r, i, rlx_fmt("%s: is_test=0 (training mode) is not supported; rlxc compiles inference", ver));
+    if ((ch & OV_CAST_TO_NAME) && (x = find_attr(at, *nat, "to")) && x->a.kind == RLX_A_STRING) {
+        int code = -1;
+        for (int c = 1; c < 17 && code < 0; c++) {
+            const char *tn = onnx_type_name(c), *p = x->a.s;
+            size_t len = strcspn(tn, " ");
+            int same = strlen(p) == len;
+            for (size_t k = 0; k < len && same; k++) same = p[k] == tn[k] || (p[k] >= 'a' && p[k] <= 'z' && p[k] - 32 == tn[k]);
+            if (same) code = c;
+        }
+        int dt = code >= 0 ? rlx_dtype_from_onnx(code) : -1;
+        if (dt < 0) node_err(r, i, rlx_fmt("%s: attribute 'to': type '%s' is not supported", ver, x->a.s));
+        x->a.kind = RLX_A_DTYPE;
+        x->a.i = dt;
+    }
+    if ((ch & OV_CONCAT_AXIS) && !find_attr(at, *nat, "axis")) {
+        at = add_attr(at, nat, "axis", RLX_A_INT);
+        at[*nat - 1].a.i = 1;
+    }
+    if (ch & OV_RESHAPE_ATTR) {
+        a = take(at, *nat, "shape");
+        if (!a || a->kind != RLX_A_INTS) node_err(r, i, rlx_fmt("%s needs the attribute 'shape' (ints)", ver));
+        if (*nin != 1) node_err(r, i, rlx_fmt("%s takes 1 input, got %d", ver, *nin));
+        in[(*nin)++] = const_i64(r, nn, "shape", a->n, a->ints);
+    }
+    if (ch & OV_SPLIT_1) {
+        if (!find_attr(at, *nat, "axis"))
+            node_err(r, i, rlx_fmt("%s needs the attribute 'axis' (ONNX gives it no default before Split-2)", ver));
+        if (find_attr(at, *nat, "split") && *nin > 1)
+            node_err(r, i, rlx_fmt("%s takes 'split' as an attribute or as input 2, not both", ver));
+    }
+    if ((ch & OV_PAD_PADDINGS) && (x = find_attr(at, *nat, "paddings"))) {
+        if (find_attr(at, *nat, "pads")) node_err(r, i, rlx_fmt("%s has no attribute 'pads' (it is 'paddings')", ver));
+        x->a.name = "pads";
+    }
+    if (ch & OV_TILE_1) {
+        if (*nin != 3) node_err(r, i, rlx_fmt("%s takes 3 inputs (input, tiles, axis), got %d", ver, *nin));
+        int64_t v[2];
+        for (int k = 0; k < 2; k++) {
+            const char *role = k ? "axis" : "tiles";
+            if (in[k + 1] < 0 || !rlx_is_const(r->g, in[k + 1]) || rlx_value_numel(&r->g->v[in[k + 1]]) != 1)
+                node_err(r, i, rlx_fmt("%s: input '%s' must be a constant (weight) holding one value", ver, role));
+            double d = rlx_weight_f64(&r->g->v[in[k + 1]], 0);
+            if (!(d >= -1e15 && d <= 1e15) || d != (double)(int64_t)d)
+                node_err(r, i, rlx_fmt("%s: input '%s' must hold a whole number, got %g", ver, role, d));
+            v[k] = (int64_t)d;
+        }
+        int rank = known_rank(r, np->input[0], 0);
+        if (rank < 0)
+            node_err(r, i, rlx_fmt("%s needs the rank of its input '%s' at import; declare its shape (value_info)",
+                                   ver, np->input[0]));
+        if (v[0] < 0 || v[1] < 0 || v[1] >= rank)
+            node_err(r, i, rlx_fmt("%s: tiles=%lld, axis=%lld are out of range for an input of rank %d", ver,
+                                   (long long)v[0], (long long)v[1], rank));
+        int64_t repeats[RLX_MAX_RANK];
+        for (int k = 0; k < rank; k++) repeats[k] = k == v[1] ? v[0] : 1;
+        in[1] = const_i64(r, nn, "repeats", rank, repeats);
+        *nin = 2;
+    }
+    if (ch & OV_UPSAMPLE_1) {
+        int has_h, has_w;
+        double hs = take_float(r, i, at, *nat, "height_scale", &has_h), ws = take_float(r, i, at, *nat, "width_scale", &has_w);
+        if (!has_h || !has_w) node_err(r, i, rlx_fmt("%s needs the attributes 'height_scale' and 'width_scale'", ver));
+        if (find_attr(at, *nat, "scales")) node_err(r, i, rlx_fmt("%s has no attribute 'scales'", ver));
+        if ((x = find_attr(at, *nat, "mode")) && x->a.kind == RLX_A_STRING && !strcmp(x->a.s, "bilinear")) x->a.s = "linear";
+        at = add_attr(at, nat, "scales", RLX_A_FLOATS);   /* X is [N,C,H,W] */
+        RlxAttr *s = &at[*nat - 1].a;
+        s->n = 4;
+        s->floats = rlx_alloc(sizeof(double) * 4);
+        s->floats[0] = s->floats[1] = 1;
+        s->floats[2] = hs;
+        s->floats[3] = ws;
+    }
+    if (ch & OV_SELU_DEFAULTS) {
+        const char *names[2] = {"alpha", "gamma"};
+        const double dflt[2] = {1.6732f, 1.0507f};   /* float attributes, as ONNX stores them */
+        for (int k = 0; k < 2; k++)
+            if (!find_attr(at, *nat, names[k])) {
+                at = add_attr(at, nat, names[k], RLX_A_FLOAT);
+                at[*nat - 1].a.f = dflt[k];
+            }
+    }
+    if ((ch & OV_P_FLOAT) && (x = find_attr(at, *nat, "p")) && x->a.kind == RLX_A_FLOAT) {
+        double p = x->a.f;
+        if (!(p >= 1 && p <= 1e6) || p != (double)(int64_t)p)
+            node_err(r, i, rlx_fmt("%s: p=%g is not supported (rlxc's Lp pooling takes a whole p >= 1, as ONNX does "
+                                   "from version 2)", ver, p));
+        x->a.kind = RLX_A_INT;
+        x->a.i = (int64_t)p;
+    }
+    if (ch & OV_OUTPUT_SEQUENCE) take(at, *nat, "output_sequence");
+    if (ch & OV_GRU_1) {
+        if (find_attr(at, *nat, "linear_before_reset"))
+            node_err(r, i, rlx_fmt("%s has no attribute 'linear_before_reset' (added in GRU-3)", ver));
+        if ((x = find_attr(at, *nat, "direction")) && x->a.kind == RLX_A_STRING && !strcmp(x->a.s, "foward"))
+            x->a.s = "forward";
+    }
+    if ((ch & OV_NO_COUNT_INCLUDE_PAD) && find_attr(at, *nat, "count_include_pad"))
+        node_err(r, i, rlx_fmt("%s has no attribute 'count_include_pad' (added in AveragePool-7)", ver));
+    if ((ch & OV_PRELU_SLOPE) && *nin == 2 && in[1] >= 0) {
+        /* one slope value, or one per element, means the same in every
+         * reading; a 1-D slope on an input of rank > 2 is per channel (axis
+         * 1) in Caffe2's reading and on the last axis in NumPy's: ambiguous */
+        const RlxValue *s = &r->g->v[in[1]];
+        int rs = known_rank(r, np->input[1], 0), rx = known_rank(r, np->input[0], 0);
+        int64_t count = (s->flags & (RLX_V_INPUT | RLX_V_WEIGHT)) && rs >= 0 ? rlx_value_numel(s) : -1;
+        if (rs == 1 && count != 1 && !(rx == 1 || rx == 2))
+            node_err(r, i, rlx_fmt("%s: a 1-D slope on an input of rank %s is ambiguous before PRelu-7 (per channel in "
+                                   "Caffe2, the last axis in NumPy); reshape the slope to broadcast as meant",
+                                   ver, rx < 0 ? "unknown at import" : rlx_fmt("%d", rx)));
+        if (rs < 0)
+            node_err(r, i, rlx_fmt("%s needs the shape of its slope '%s' at import; declare it (value_info)", ver,
+                                   np->input[1]));
+    }
+    return at;
+}
+
 /* Pass 2: inputs, the rewrite into canonical form, attributes. */
 static void build_node(Reader *r, int i) {
     const Onnx__NodeProto *np = r->gp->node[i];
@@ -873,6 +1302,7 @@ static void build_node(Reader *r, int i) {
     }
 
     /* older operator versions -> the canonical form */
+    at = rewrite_old_version(r, i, at, &nat, in, &nin);
     RlxAttr *a;
     switch (op) {
     case RLX_OP_SLICE:
@@ -1065,6 +1495,7 @@ static void build_graph(Reader *r, const Onnx__ModelProto *m) {
     int n = (int)gp->n_node;
     name_nodes(r);
     check_ops(r);
+    check_op_versions(r);
     read_initializers(r);
     read_inputs(r);
     r->node_nout = rlx_alloc(sizeof(int) * (size_t)(n + 1));
@@ -1072,6 +1503,7 @@ static void build_graph(Reader *r, const Onnx__ModelProto *m) {
     for (int i = 0; i < n; i++) add_outputs(r, i);
     for (int i = 0; i < n; i++) name_skipped_outputs(r, i);
     for (int i = 0; i < n; i++) build_node(r, i);
+    add_later_nodes(r);
     read_outputs(r);
     for (int i = 0; i < r->ndims; i++)
         if (!r->dim_used[i])

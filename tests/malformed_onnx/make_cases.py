@@ -100,7 +100,13 @@ save("negative_dim_input.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("
 s = h.make_tensor("s", T.STRING, [2], [b"a", b"b"])
 save("string_tensor.onnx", model([h.make_node("Identity", ["s"], ["y"])], [], [vi("y", None)], [s]))
 
-save("opset6.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])], opset=6))
+# opsets start at 1; a model with no default-domain opset is an error from IR version 3 on (IR 1 and 2
+# predate opset_import and mean opset 1)
+save("opset0.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])], opset=0))
+m = model([h.make_node("Relu", ["x"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])])
+del m.opset_import[:]
+m.opset_import.extend([h.make_opsetid("com.example", 1)])
+save("no_default_opset.onnx", m)
 save("opset18.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])], opset=18))
 
 w = with_dims(h.make_tensor("w", T.FLOAT, [0], []), [2, 3])
@@ -139,3 +145,16 @@ save("int8_range.onnx", model([h.make_node("Add", ["x", "w"], ["y"])], [vi("x", 
 
 save("unknown_attr.onnx", model([h.make_node("Relu", ["x"], ["y"], name="r", alpha=0.5)], [vi("x", [2, 3])],
                                 [vi("y", None)]))
+
+# ---- operator versions before opset 7 ----
+# Where came in opset 9
+save("op_too_new.onnx", model([h.make_node("Where", ["c", "x", "x"], ["y"], name="w")],
+                              [vi("c", [2], T.BOOL), vi("x", [2])], [vi("y", None)], opset=8))
+# Add-6 broadcast along axis 0 needs A's rank, which only inference knows (A is a MatMul output)
+save("legacy_broadcast_rank.onnx", model([h.make_node("MatMul", ["x", "x"], ["a"], name="mm"),
+                                          h.make_node("Add", ["a", "b"], ["y"], name="add", broadcast=1, axis=0)],
+                                         [vi("x", [2, 2]), vi("b", [2])], [vi("y", None)], opset=6))
+# BatchNormalization-6 in training mode
+bn = [nh.from_array(np.ones(3, np.float32), n) for n in ["s", "b", "m", "v"]]
+save("is_test_zero.onnx", model([h.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn", is_test=0)],
+                                [vi("x", [1, 3, 2])], [vi("y", None)], bn, opset=6))
