@@ -824,6 +824,24 @@ static Attr *rewrite_resize(Reader *r, int i, Attr *at, int *nat, int *in, int *
     return at;
 }
 
+/* The vision family's older forms: RoiAlign-10 has no
+ * coordinate_transformation_mode and samples as output_half_pixel does;
+ * RoiAlign-16 added the attribute with the default half_pixel (the
+ * canonical form), so the old rule is written in explicitly. */
+static Attr *rewrite_vision(Reader *r, int i, int op, Attr *at, int *nat) {
+    if (op != RLX_OP_ROIALIGN || r->opset >= 16) return at;
+    if (find_attr(at, *nat, "coordinate_transformation_mode"))
+        node_err(r, i, rlx_fmt("attribute 'coordinate_transformation_mode' is not allowed in opset %d", r->opset));
+    at = rlx_realloc(at, sizeof(Attr) * (size_t)(*nat + 1), sizeof(Attr) * (size_t)(*nat + 2));
+    Attr *a = &at[(*nat)++];
+    memset(a, 0, sizeof *a);
+    a->a.name = "coordinate_transformation_mode";
+    a->a.kind = RLX_A_STRING;
+    a->a.s = "output_half_pixel";
+    a->a.tensor = -1;
+    return at;
+}
+
 /* Pass 2: inputs, the rewrite into canonical form, attributes. */
 static void build_node(Reader *r, int i) {
     const Onnx__NodeProto *np = r->gp->node[i];
@@ -956,6 +974,7 @@ static void build_node(Reader *r, int i) {
     default: at = rewrite_norm(r, i, op, at, &nat, in, &nin); break;
     }
     import_shape_family(r, i, op, at, nat, in, &nin);
+    at = rewrite_vision(r, i, op, at, &nat);
     while (nin > 0 && in[nin - 1] < 0) nin--;
 
     const RlxOpInfo *info = &rlx_ops[op];

@@ -205,6 +205,10 @@ static const Support support[] = {
     /* ---- family signal ---- */
 
     /* ---- family vision ---- */
+    {RLX_OP_GRIDSAMPLE,     IN01,   0, {FLOATS,    0, 0, 0}},   /* X, grid */
+    {RLX_OP_ROIALIGN,       IN01,   0, {FLOATS,    0, 0, 0}},   /* X, rois (batch_indices: inference) */
+    {RLX_OP_MAXUNPOOL,      IN0,    0, {ANY,       0, 0, 0}},   /* moves bytes; zero bytes are every dtype's zero */
+    {RLX_OP_DET,            IN0,    0, {FLOATS,    0, 0, 0}},
 
     /* ---- family ctrl ---- */
 };
