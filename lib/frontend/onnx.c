@@ -1057,6 +1057,24 @@ static Attr *add_attr(Attr *at, int *nat, const char *name, RlxAttrKind kind) {
     return at;
 }
 
+/* The vision family's older forms: RoiAlign-10 has no
+ * coordinate_transformation_mode and samples as output_half_pixel does;
+ * RoiAlign-16 added the attribute with the default half_pixel (the
+ * canonical form), so the old rule is written in explicitly. */
+static Attr *rewrite_vision(Reader *r, int i, int op, Attr *at, int *nat) {
+    if (op != RLX_OP_ROIALIGN || r->opset >= 16) return at;
+    if (find_attr(at, *nat, "coordinate_transformation_mode"))
+        node_err(r, i, rlx_fmt("attribute 'coordinate_transformation_mode' is not allowed in opset %d", r->opset));
+    at = rlx_realloc(at, sizeof(Attr) * (size_t)(*nat + 1), sizeof(Attr) * (size_t)(*nat + 2));
+    Attr *a = &at[(*nat)++];
+    memset(a, 0, sizeof *a);
+    a->a.name = "coordinate_transformation_mode";
+    a->a.kind = RLX_A_STRING;
+    a->a.s = "output_half_pixel";
+    a->a.tensor = -1;
+    return at;
+}
+
 /* B of a legacy broadcast with axis gets trailing size-1 axes so that NumPy
  * broadcasting lines it up with A's dims from axis: an Unsqueeze node, added
  * after the ONNX nodes (each ONNX node keeps its index as its node id). */
@@ -1402,6 +1420,7 @@ static void build_node(Reader *r, int i) {
     }
     import_shape_family(r, i, op, at, nat, in, &nin);
     import_signal_family(r, i, op, at, nat);
+    at = rewrite_vision(r, i, op, at, &nat);
     while (nin > 0 && in[nin - 1] < 0) nin--;
 
     const RlxOpInfo *info = &rlx_ops[op];

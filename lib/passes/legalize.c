@@ -211,6 +211,10 @@ static const Support support[] = {
     {RLX_OP_MELWEIGHTMATRIX, 0,     1, {NUMERIC,   0, 0, 0}},   /* inputs: inference */
 
     /* ---- family vision ---- */
+    {RLX_OP_GRIDSAMPLE,     IN01,   0, {FLOATS,    0, 0, 0}},   /* X, grid */
+    {RLX_OP_ROIALIGN,       IN01,   0, {FLOATS,    0, 0, 0}},   /* X, rois (batch_indices: inference) */
+    {RLX_OP_MAXUNPOOL,      IN0,    0, {ANY,       0, 0, 0}},   /* moves bytes; zero bytes are every dtype's zero */
+    {RLX_OP_DET,            IN0,    0, {FLOATS,    0, 0, 0}},
 
     /* ---- family ctrl ---- */
 };
