@@ -207,6 +207,7 @@ static const Support support[] = {
     /* ---- family vision ---- */
 
     /* ---- family ctrl ---- */
+    {RLX_OP_TFIDF,          IN0,    0, {DT(I32) | DT(I64), 0, 0, 0}},
 };
 
 static const Support *find_support(RlxOp op) {
