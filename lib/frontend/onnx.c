@@ -962,7 +962,7 @@ static Attr *import_control_flow(Reader *r, int i, int op, Attr *at, int *nat, i
     memcpy(grown, *in, sizeof(int) * (size_t)*nin);
     for (int k = 0; k < 3; k++) {
         Attr *a = find_attr(at, *nat, graphs[k]);
-        if (!a || a->a.kind != RLX_A_GRAPH) continue;
+        if (!a || a->a.kind != RLX_A_GRAPH || !a->ncaptured) continue;
         memcpy(grown + *nin, a->captured, sizeof(int) * (size_t)a->ncaptured);
         *nin += a->ncaptured;
     }
