@@ -241,8 +241,10 @@ static int captured_count(const RlxGraph *g, int node, int fixed) {
     return (int)c;
 }
 
+/* The body must take nin inputs and give at least the node's outputs (the
+ * reader drops trailing unnamed outputs of the node, not of the body). */
 static void want_body(const RlxGraph *g, int node, const RlxGraph *body, const char *what, int nin, int nout) {
-    if (body->ninputs != nin || body->noutputs != nout)
+    if (body->ninputs != nin || body->noutputs < nout)
         rlx_node_error(g, node, "%s takes %d inputs and gives %d outputs; the node needs %d and %d", what,
                        body->ninputs, body->noutputs, nin, nout);
 }
@@ -258,6 +260,8 @@ static void expand_if(RlxGraph *g, int node, RlxShape *outs) {
         rlx_node_error(g, node, "the branches' captured values do not match the node's inputs");
     want_body(g, node, then_g, "then_branch", then_g->ninputs, n->nout);
     want_body(g, node, else_g, "else_branch", else_g->ninputs, n->nout);
+    if (then_g->noutputs != else_g->noutputs)
+        rlx_node_error(g, node, "then_branch gives %d outputs, else_branch %d", then_g->noutputs, else_g->noutputs);
     int cond = n->in[0];
     if (!rlx_is_const(g, cond)) not_static(g, node, "the condition is", &cond, 1);
     int taken = scalar_of(g, node, cond, "cond") != 0;
@@ -273,9 +277,10 @@ static void expand_loop(RlxGraph *g, int node, RlxShape *outs) {
     int ncap = captured_count(g, node, 2);
     const RlxNode *n = &g->n[node];
     const char *name = n->name;
-    int ncarried = n->nin - 2 - ncap, nscan = n->nout - ncarried;
-    if (nscan < 0) rlx_node_error(g, node, "has %d loop-carried values but only %d outputs", ncarried, n->nout);
-    want_body(g, node, body, "the body", 2 + ncarried + ncap, 1 + ncarried + nscan);
+    int ncarried = n->nin - 2 - ncap, nscan = body->noutputs - 1 - ncarried;
+    if (nscan < 0) rlx_node_error(g, node, "has %d loop-carried values, but its body gives only %d outputs", ncarried,
+                                  body->noutputs);
+    want_body(g, node, body, "the body", 2 + ncarried + ncap, n->nout + 1);
     for (int k = 2; k < n->nin; k++)
         if (n->in[k] < 0) rlx_node_error(g, node, "input %d is required and must not be empty", k);
     int m = n->in[0], c = n->in[1];
@@ -396,9 +401,10 @@ static void expand_scan(RlxGraph *g, int node, RlxShape *outs) {
         rlx_node_error(g, node, "num_scan_inputs (%lld) must be 1 to the number of inputs", (long long)nsi);
     f.nin = (int)nsi;
     f.nstate = n->nin - first - ncap - f.nin;
-    f.nout = n->nout - f.nstate;
-    if (f.nout < 0) rlx_node_error(g, node, "has %d state inputs but only %d outputs", f.nstate, n->nout);
-    want_body(g, node, body, "the body", f.nstate + f.nin + ncap, f.nstate + f.nout);
+    f.nout = body->noutputs - f.nstate;
+    if (f.nout < 0) rlx_node_error(g, node, "has %d states, but its body gives only %d outputs", f.nstate,
+                                   body->noutputs);
+    want_body(g, node, body, "the body", f.nstate + f.nin + ncap, n->nout);
     for (int k = first; k < n->nin - ncap; k++)
         if (n->in[k] < 0) rlx_node_error(g, node, "input %d is required and must not be empty", k);
     if (legacy) {

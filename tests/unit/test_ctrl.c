@@ -308,3 +308,18 @@ Test(ctrl, tfidf_rejects_a_bad_table) {
     void *out[1] = {y};
     cr_assert_eq(rk_tfidf(NULL, &p, in, out), RLX_E_ARG);
 }
+
+/* The node names fewer outputs than the body gives (its scan output is not
+ * used): y = 0 + 1 + 1 after M = 2 iterations. */
+Test(ctrl, loop_with_unused_scan_output) {
+    const char *m = make_model("unused",
+        "body = h.make_graph([h.make_node('Identity', ['c_in'], ['c_out']), h.make_node('Add', ['y_in', 'one'], ['y_out']),\n"
+        "                     h.make_node('Identity', ['y_out'], ['s'])],\n"
+        "  'body', [vi('i', [], T.INT64), vi('c_in', [], T.BOOL), vi('y_in', [])],\n"
+        "  [vi('c_out', [], T.BOOL), vi('y_out', []), vi('s', [])])\n"
+        "save([h.make_node('Loop', ['M', '', 'y0'], ['y', ''], body=body)], [], [vi('y', None)],\n"
+        "     [c('M', np.int64(2)), c('y0', np.float32(0)), c('one', np.float32(1))])\n");
+    RlxGraph *g = infer_ok(m);
+    double y[1] = {2};
+    expect_output(g, 0, 0, NULL, y);
+}
