@@ -17,7 +17,9 @@
  * versions are rewritten on the way into the canonical (opset-17, Reduce and
  * Split opset-18) form of ops.def: attributes such as Slice-1's starts or
  * ReduceMean's axes become constant weights feeding the node's inputs,
- * Dropout becomes Identity, and legacy Softmax gets legacy_2d=1.
+ * Dropout becomes Identity, and legacy Softmax gets legacy_2d=1. The bodies
+ * of If, Loop and Scan are read the same way into graphs of their own (see
+ * "control flow" below); ext_ctrl.c expands them during inference.
  */
 #include <stdlib.h>
 #include <string.h>
