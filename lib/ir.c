@@ -278,7 +278,7 @@ const char *rlx_attr_s(const RlxNode *n, const char *name, const char *dflt) {
 static RlxAttrKind kind_from_spec(const char *t, size_t n) {
     static const struct { const char *s; RlxAttrKind k; } kinds[] = {
         {"i", RLX_A_INT}, {"f", RLX_A_FLOAT}, {"s", RLX_A_STRING}, {"ints", RLX_A_INTS},
-        {"floats", RLX_A_FLOATS}, {"t", RLX_A_TENSOR}, {"d", RLX_A_DTYPE},
+        {"floats", RLX_A_FLOATS}, {"t", RLX_A_TENSOR}, {"d", RLX_A_DTYPE}, {"g", RLX_A_GRAPH},
     };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (strlen(kinds[i].s) == n && !strncmp(kinds[i].s, t, n)) return kinds[i].k;
@@ -287,7 +287,7 @@ static RlxAttrKind kind_from_spec(const char *t, size_t n) {
 }
 
 static const char *kind_name(RlxAttrKind k) {
-    static const char *names[] = {"int", "float", "string", "ints", "floats", "tensor", "dtype"};
+    static const char *names[] = {"int", "float", "string", "ints", "floats", "tensor", "dtype", "graph"};
     return names[k];
 }
 

@@ -82,7 +82,9 @@ extern const RlxOpInfo rlx_ops[RLX_NOPS];
 int rlx_op_from_name(const char *name);        /* -1 if unknown */
 
 /* ---- IR ---- */
-typedef enum { RLX_A_INT, RLX_A_FLOAT, RLX_A_STRING, RLX_A_INTS, RLX_A_FLOATS, RLX_A_TENSOR, RLX_A_DTYPE } RlxAttrKind;
+typedef enum { RLX_A_INT, RLX_A_FLOAT, RLX_A_STRING, RLX_A_INTS, RLX_A_FLOATS, RLX_A_TENSOR, RLX_A_DTYPE,
+               RLX_A_GRAPH } RlxAttrKind;
+struct RlxGraph;
 typedef struct {
     const char *name;
     RlxAttrKind kind;
@@ -93,6 +95,7 @@ typedef struct {
     int64_t *ints;
     double *floats;
     int tensor;          /* TENSOR: a weight value id (not a graph input) */
+    struct RlxGraph *graph;  /* GRAPH: a subgraph (If/Loop/Scan bodies, ONNX only; ext_ctrl.c) */
 } RlxAttr;
 
 enum { RLX_V_INPUT = 1, RLX_V_WEIGHT = 2, RLX_V_OUTPUT = 4 };
@@ -124,7 +127,7 @@ typedef struct {
     int64_t dims[RLX_MAX_RANK];
 } RlxDecl;
 
-typedef struct {
+typedef struct RlxGraph {
     const char *name;             /* model name */
     const char *file;             /* for diagnostics */
     RlxValue *v;

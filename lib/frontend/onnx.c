@@ -29,6 +29,8 @@
  * attributes such as Slice-1's starts or ReduceMean's axes become constant
  * weights feeding the node's inputs, Dropout becomes Identity, and legacy
  * Softmax gets legacy_2d=1.
+ * The bodies of If, Loop and Scan are read the same way into graphs of their
+ * own (see "control flow" below); ext_ctrl.c expands them during inference.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +43,8 @@
 #define MAX_NESTING 64            /* real models nest a few levels per subgraph */
 #define MAX_NAMES_LISTED 5        /* node names per op in the unsupported-ops message */
 
-typedef struct {
+typedef struct Reader Reader;
+struct Reader {
     const char *file;
     RlxGraph *g;
     const Onnx__GraphProto *gp;
@@ -61,13 +64,21 @@ typedef struct {
         int in, axes, out;
     } *later;
     int nlater;
-} Reader;
+    /* a subgraph (If/Loop/Scan body): the enclosing graph's reader, and the
+     * outer values the body reads, in the order they became body inputs */
+    Reader *parent;
+    int *captured, ncaptured;
+};
 
 /* One attribute on its way from the NodeProto to the node. */
 typedef struct {
     RlxAttr a;
     int taken;                    /* consumed by a rewrite */
+    int *captured, ncaptured;     /* GRAPH: the outer values the subgraph reads */
 } Attr;
+
+static RlxGraph *import_subgraph(Reader *r, int i, const Onnx__GraphProto *gp, const char *attr, Attr *out);
+static int lookup_value(Reader *r, const char *name);
 
 static const char *str(const char *s) { return s ? s : ""; }
 
@@ -588,6 +599,12 @@ static void read_attr(Reader *r, int i, int op, const Onnx__AttributeProto *pa, 
     memset(out, 0, sizeof *out);
     a->name = rlx_strdup(name);
     a->tensor = -1;
+    if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH && pa->g &&
+        (op == RLX_OP_IF || op == RLX_OP_LOOP || op == RLX_OP_SCAN)) {
+        a->kind = RLX_A_GRAPH;   /* anywhere else a subgraph is not supported (below) */
+        a->graph = import_subgraph(r, i, pa->g, a->name, out);
+        return;
+    }
     switch (type) {
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
         a->kind = RLX_A_FLOAT;
@@ -1289,6 +1306,148 @@ static Attr *rewrite_old_version(Reader *r, int i, Attr *at, int *nat, int *in, 
     return at;
 }
 
+/* ---- control flow: the bodies of If, Loop and Scan ----
+ *
+ * A body (a GRAPH attribute) becomes a graph of its own, kept in the node's
+ * RLX_A_GRAPH attribute; ext_ctrl.c copies it into the model graph during
+ * inference, once the condition or the trip count is known (rlxc compiles
+ * static control flow only). The body's inputs are its formal parameters,
+ * then one input per outer value it reads (ONNX lets a body name any value
+ * of an enclosing graph): lookup_value makes such a capture on first use, in
+ * every graph between the body and the one that defines the value, and
+ * import_control_flow appends the captured outer values to the node's
+ * inputs, so that scheduling and dead-code removal see the dependency. */
+
+static void build_node(Reader *r, int i);
+
+/* A value visible in r's graph: its own, or an enclosing graph's (captured). */
+static int lookup_value(Reader *r, const char *name) {
+    int v = rlx_value_find(r->g, name);
+    if (v >= 0 || !r->parent) return v;
+    int outer = lookup_value(r->parent, name);
+    if (outer < 0) return -1;
+    RlxGraph *g = r->g;
+    v = rlx_value_add(g, name);
+    g->v[v].flags |= RLX_V_INPUT;
+    g->inputs = rlx_realloc(g->inputs, sizeof(int) * (size_t)g->ninputs, sizeof(int) * (size_t)(g->ninputs + 1));
+    g->inputs[g->ninputs++] = v;
+    r->captured = rlx_realloc(r->captured, sizeof(int) * (size_t)r->ncaptured,
+                              sizeof(int) * (size_t)(r->ncaptured + 1));
+    r->captured[r->ncaptured++] = outer;
+    return v;
+}
+
+/* The body graph of attribute `attr` of node i; out gets its captures. */
+static RlxGraph *import_subgraph(Reader *r, int i, const Onnx__GraphProto *gp, const char *attr, Attr *out) {
+    Reader sub;
+    memset(&sub, 0, sizeof sub);
+    sub.file = r->file;
+    sub.opset = r->opset;
+    sub.ndims = r->ndims;
+    sub.dim_names = r->dim_names;
+    sub.dim_values = r->dim_values;
+    sub.dim_used = r->dim_used;
+    sub.parent = r;
+    sub.gp = gp;
+    sub.g = rlx_graph_new(r->file);
+    RlxGraph *g = sub.g;
+    g->name = rlx_fmt("%s.%s", r->node_names[i], attr);
+    const char *where = rlx_fmt("subgraph '%s' of node '%s'", attr, r->node_names[i]);
+    if (gp->n_node > 0x3fffffff || gp->n_input > 0x3fffffff || gp->n_output > 0x3fffffff)
+        rlx_error("%s: %s is too large", r->file, where);
+    for (size_t k = 0; k < gp->n_value_info; k++)
+        tensor_type(&sub, gp->value_info[k], rlx_fmt("value '%s' (%s)", str(gp->value_info[k]->name), where));
+    name_nodes(&sub);
+    check_ops(&sub);
+    read_initializers(&sub);
+    /* the formal parameters; their shapes come from the actual values */
+    g->inputs = rlx_alloc(sizeof(int) * (gp->n_input + 1));
+    for (size_t k = 0; k < gp->n_input; k++) {
+        const char *name = str(gp->input[k]->name);
+        if (!*name) rlx_error("%s: input %d of %s has no name", r->file, (int)k, where);
+        check_name(r, name, rlx_fmt("input name '%s'", name));
+        tensor_type(&sub, gp->input[k], rlx_fmt("input '%s' of %s", name, where));
+        if (rlx_value_find(g, name) >= 0)
+            rlx_error("%s: input '%s' of %s is listed twice or is also an initializer", r->file, name, where);
+        int v = rlx_value_add(g, name);
+        g->v[v].flags |= RLX_V_INPUT;
+        g->inputs[g->ninputs++] = v;
+    }
+    int n = (int)gp->n_node;
+    sub.node_nout = rlx_alloc(sizeof(int) * (size_t)(n + 1));
+    sub.node_out = rlx_alloc(sizeof(int *) * (size_t)(n + 1));
+    for (int k = 0; k < n; k++) add_outputs(&sub, k);
+    for (int k = 0; k < n; k++) name_skipped_outputs(&sub, k);
+    for (int k = 0; k < n; k++) build_node(&sub, k);
+    g->outputs = rlx_alloc(sizeof(int) * (gp->n_output + 1));
+    g->output_decl = rlx_alloc(sizeof(RlxDecl) * (gp->n_output + 1));
+    for (size_t k = 0; k < gp->n_output; k++) {
+        const char *name = str(gp->output[k]->name);
+        const char *what = rlx_fmt("output '%s' of %s", name, where);
+        const Onnx__TypeProto__Tensor *tt = tensor_type(&sub, gp->output[k], what);
+        int v = *name ? lookup_value(&sub, name) : -1;
+        if (v < 0) {
+            check_not_dropped(&sub, name, where);
+            rlx_error("%s: %s is not defined", r->file, what);
+        }
+        /* what a loop that runs zero times needs to shape its scan outputs */
+        RlxDecl *d = &g->output_decl[g->noutputs];
+        d->dtype = tt && tt->has_elem_type && tt->elem_type ? tensor_dtype(r, tt->elem_type, what) : -1;
+        d->rank = -1;
+        if (tt && tt->shape && tt->shape->n_dim <= RLX_MAX_RANK) {
+            int known = 1;
+            for (size_t a = 0; a < tt->shape->n_dim; a++) {
+                const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[a];
+                known &= dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value >= 0;
+                if (known) d->dims[a] = dim->dim_value;
+            }
+            if (known) d->rank = (int)tt->shape->n_dim;
+        }
+        g->outputs[g->noutputs++] = v;
+    }
+    out->captured = sub.captured;
+    out->ncaptured = sub.ncaptured;
+    return g;
+}
+
+/* Appends the outer values the node's bodies capture to its inputs (then's,
+ * then else's), recorded as 'captured'; Loop's M and cond, and Scan-8's
+ * sequence_lens, keep their places even when absent. Scan before opset 9
+ * is marked legacy_batch. */
+static Attr *import_control_flow(Reader *r, int i, int op, Attr *at, int *nat, int **in, int *nin) {
+    static const char *const graphs[] = {"then_branch", "else_branch", "body"};
+    int fixed = op == RLX_OP_LOOP ? 2 : op == RLX_OP_SCAN && r->opset < 9 ? 1 : 0;
+    if ((int)r->gp->node[i]->n_input < fixed)
+        node_err(r, i, rlx_fmt("takes at least %d inputs, got %d", fixed, (int)r->gp->node[i]->n_input));
+    if (*nin < fixed) *nin = fixed;   /* the absent ones are -1 already */
+    int ncap = 0;
+    for (int k = 0; k < 3; k++) {
+        Attr *a = find_attr(at, *nat, graphs[k]);
+        if (a && a->a.kind == RLX_A_GRAPH) ncap += a->ncaptured;
+    }
+    int *grown = rlx_alloc(sizeof(int) * (size_t)(*nin + ncap + 1));
+    memcpy(grown, *in, sizeof(int) * (size_t)*nin);
+    for (int k = 0; k < 3; k++) {
+        Attr *a = find_attr(at, *nat, graphs[k]);
+        if (!a || a->a.kind != RLX_A_GRAPH || !a->ncaptured) continue;
+        memcpy(grown + *nin, a->captured, sizeof(int) * (size_t)a->ncaptured);
+        *nin += a->ncaptured;
+    }
+    *in = grown;
+    at = rlx_realloc(at, sizeof(Attr) * (size_t)(*nat + 1), sizeof(Attr) * (size_t)(*nat + 3));
+    const char *names[2] = {"captured", "legacy_batch"};
+    int64_t values[2] = {ncap, 1};
+    for (int k = 0; k < (op == RLX_OP_SCAN && r->opset < 9 ? 2 : 1); k++) {
+        Attr *a = &at[(*nat)++];
+        memset(a, 0, sizeof *a);
+        a->a.name = names[k];
+        a->a.kind = RLX_A_INT;
+        a->a.i = values[k];
+        a->a.tensor = -1;
+    }
+    return at;
+}
+
 /* Pass 2: inputs, the rewrite into canonical form, attributes. */
 static void build_node(Reader *r, int i) {
     const Onnx__NodeProto *np = r->gp->node[i];
@@ -1313,7 +1472,7 @@ static void build_node(Reader *r, int i) {
         const char *vn = np->input[k];
         in[k] = -1;
         if (!*vn) continue;
-        int v = rlx_value_find(g, vn);
+        int v = lookup_value(r, vn);
         if (v < 0) {
             check_not_dropped(r, vn, user);
             node_err(r, i, rlx_fmt("input '%s' is not defined (not a graph input, an initializer or a node output)",
@@ -1425,6 +1584,8 @@ static void build_node(Reader *r, int i) {
     import_signal_family(r, i, op, at, nat);
     at = rewrite_vision(r, i, op, at, &nat);
     while (nin > 0 && in[nin - 1] < 0) nin--;
+    if (op == RLX_OP_IF || op == RLX_OP_LOOP || op == RLX_OP_SCAN)
+        at = import_control_flow(r, i, op, at, &nat, &in, &nin);
 
     const RlxOpInfo *info = &rlx_ops[op];
     int nout = r->node_nout[i];

@@ -814,6 +814,9 @@ static void put_attr(RlxBuf *b, const RlxGraph *g, const RlxAttr *a) {
         rlx_buf_put(b, "}", 1);
         break;
     }
+    case RLX_A_GRAPH:   /* a -d dump only: rlx_write_rlxg refuses subgraphs */
+        put_str(b, rlx_fmt("(subgraph '%s': %d nodes)", a->graph->name, a->graph->nn));
+        break;
     }
 }
 
@@ -935,6 +938,11 @@ static void put_zeros(RlxBuf *b, size_t n) {
 }
 
 void rlx_write_rlxg(const RlxGraph *g, RlxBuf *out) {
+    for (int i = 0; i < g->nn; i++)
+        for (int k = 0; !g->n[i].dead && k < g->n[i].nattr; k++)
+            if (g->n[i].attr[k].kind == RLX_A_GRAPH)
+                rlx_node_error(g, i, "control flow (a subgraph attribute) has no .rlxg form; compile the ONNX "
+                                     "model directly");
     int64_t *woff = rlx_alloc(sizeof(int64_t) * ((size_t)g->nv + 1));
     for (int i = 0; i < g->nv; i++) woff[i] = -1;
     RlxBuf json = {0};

@@ -1031,7 +1031,11 @@ static void infer_node(RlxGraph *g, int node) {
         rlx_node_error(g, node, "Constant nodes must be turned into weights before inference");
         break;
     default:
-        if (rlx_infer_ext(g, node, outs)) break;
+        /* an op family may add nodes (control flow): n is fetched again */
+        if (rlx_infer_ext(g, node, outs)) {
+            n = node_of(g, node);
+            break;
+        }
         RLX_ASSERT(op->flags & (RLX_OPF_ELT | RLX_OPF_VIEW));
         infer_elementwise(g, node, outs);
         break;
@@ -1088,13 +1092,18 @@ void rlx_infer(RlxGraph *g) {
     for (int v = 0; v < g->nv; v++)
         if (g->v[v].flags & RLX_V_WEIGHT) check_external(g, v, "weight");
     for (int s = 0; s < g->norder; s++) {
-        int node = g->order[s];
-        RLX_ASSERT(!g->n[node].dead);
-        infer_node(g, node);
-        /* Weight-only work happens once, here: a node whose inputs are all
-         * constants is evaluated now (so later shapes can depend on it, as
-         * in the RlxShape->Gather->Concat->Reshape chains of exporters). */
-        if (!rlx_node_unsupported(g, node, "c")) rlx_fold_node(g, node);
+        RLX_ASSERT(!g->n[g->order[s]].dead);
+        rlx_infer_node(g, g->order[s]);
     }
     check_outputs(g);
+}
+
+/* Also called by ext_ctrl.c for the nodes it adds while expanding control
+ * flow, whose inputs are inferred already. */
+void rlx_infer_node(RlxGraph *g, int node) {
+    infer_node(g, node);
+    /* Weight-only work happens once, here: a node whose inputs are all
+     * constants is evaluated now (so later shapes can depend on it, as
+     * in the RlxShape->Gather->Concat->Reshape chains of exporters). */
+    if (!g->n[node].dead && !rlx_node_unsupported(g, node, "c")) rlx_fold_node(g, node);
 }

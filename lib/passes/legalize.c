@@ -217,6 +217,7 @@ static const Support support[] = {
     {RLX_OP_DET,            IN0,    0, {FLOATS,    0, 0, 0}},
 
     /* ---- family ctrl ---- */
+    {RLX_OP_TFIDF,          IN0,    0, {DT(I32) | DT(I64), 0, 0, 0}},
 };
 
 static const Support *find_support(RlxOp op) {

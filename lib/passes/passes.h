@@ -35,6 +35,9 @@ void rlx_want_same_dtype(const RlxGraph *g, int node, int a, int b);
 void rlx_want_rank(const RlxGraph *g, int node, int k, int min, int max);
 /* An ints attribute of exactly `count` entries, each >= min; absent -> dflt. */
 void rlx_ints_attr(const RlxGraph *g, int node, const char *name, int count, int64_t min, int64_t dflt, int64_t *out);
+/* Infers one node whose inputs are inferred, and folds it if it can
+ * (rlx_infer does this for every node in schedule order). */
+void rlx_infer_node(RlxGraph *g, int node);
 void rlx_want_const(const RlxGraph *g, int node, int k, const char *role);
 /* A constant 1-D integer input, read into an arena array of *count entries. */
 int64_t *rlx_const_ints(const RlxGraph *g, int node, int k, const char *role, int *count);

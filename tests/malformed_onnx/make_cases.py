@@ -131,6 +131,13 @@ body = h.make_graph([h.make_node("Relu", ["t"], ["u"])], "body", [vi("t", [1])],
 save("graph_attr.onnx", model([h.make_node("Relu", ["x"], ["y"], name="r", body=body)], [vi("x", [2, 3])],
                               [vi("y", None)]))
 
+# a subgraph is only read for If, Loop and Scan; a Loop must be static
+loop_body = h.make_graph([h.make_node("Identity", ["c_in"], ["c_out"]), h.make_node("Neg", ["y_in"], ["y_out"])],
+                         "body", [vi("i", [], T.INT64), vi("c_in", [], T.BOOL), vi("y_in", [2])],
+                         [vi("c_out", [], T.BOOL), vi("y_out", [2])])
+save("loop_runtime_trip.onnx", model([h.make_node("Loop", ["n", "", "x"], ["y"], name="L", body=loop_body)],
+                                     [vi("n", [], T.INT64), vi("x", [2])], [vi("y", None)]))
+
 save("produced_twice.onnx", model([h.make_node("Relu", ["x"], ["y"], name="r1"),
                                    h.make_node("Neg", ["x"], ["y"], name="r2")], [vi("x", [2, 3])], [vi("y", None)]))
 
