@@ -899,10 +899,10 @@ static const struct {
     int since;
 } op_introduced[] = {
     {"Acos", 7}, {"Asin", 7}, {"Atan", 7}, {"Cos", 7}, {"Sin", 7}, {"Tan", 7},
-    {"Expand", 8},
+    {"Expand", 8}, {"Scan", 8},
     {"Acosh", 9}, {"Asinh", 9}, {"Atanh", 9}, {"Compress", 9}, {"ConstantOfShape", 9}, {"Cosh", 9}, {"Erf", 9},
     {"EyeLike", 9}, {"IsNaN", 9}, {"MaxUnpool", 9}, {"MeanVarianceNormalization", 9}, {"NonZero", 9}, {"OneHot", 9},
-    {"Scatter", 9},
+    {"Scatter", 9}, {"TfIdfVectorizer", 9},
     {"Shrink", 9}, {"Sign", 9}, {"Sinh", 9}, {"Where", 9},
     {"ConvInteger", 10}, {"DequantizeLinear", 10}, {"IsInf", 10}, {"MatMulInteger", 10}, {"Mod", 10},
     {"NonMaxSuppression", 10}, {"QLinearConv", 10}, {"QLinearMatMul", 10}, {"QuantizeLinear", 10}, {"Resize", 10},
