@@ -46,7 +46,8 @@ static const char usage_text[] =
     "  --report PREFIX  write the memory plan as PREFIX.txt (buffers, offsets, lifetimes,\n"
     "                   what is live at the peak) and PREFIX.svg (lifetimes against offsets)\n"
     "  --arena-limit N  fail if the arena needs more than N bytes (K, M, G suffixes)\n"
-    "  -v               print the time of each pass and the memory plan to stderr\n"
+    "  -O0              no fusion and no weight prepacking (the unfused reference schedule)\n"
+    "  -v               print the time of each pass, the memory plan and the thunk count to stderr\n"
     "  --help           this text\n"
     "  --version        print the version\n";
 
@@ -56,6 +57,7 @@ typedef struct {
     const char *report;          /* --report PREFIX */
     int64_t arena_limit;         /* --arena-limit BYTES, -1 if none */
     int threads;                 /* --threads N: the model's default */
+    int no_opt;                  /* -O0: no pattern, epilogue or elementwise fusion, no prepacking */
     int ndims;                   /* --dim NAME=VALUE bindings */
     const char **dim_names;
     int64_t *dim_values;
@@ -359,6 +361,7 @@ static int parse_args(int argc, char **argv, Args *a) {
         else if (!strcmp(s, "--arena-limit") && has) a->arena_limit = parse_bytes(argv[++i]);
         else if (!strcmp(s, "--emit-main")) a->emit_main = 1;
         else if (!strcmp(s, "-v")) a->verbose = 1;
+        else if (!strcmp(s, "-O0")) a->no_opt = 1;
         else if (s[0] == '-' && s[1]) rlx_error("rlxc: unknown option '%s' (see rlxc --help)", s);
         else if (!a->model) a->model = s;
         else rlx_error("rlxc: more than one model given ('%s' and '%s')", a->model, s);
@@ -399,14 +402,16 @@ static void compile(const Args *a) {
     rlx_schedule(g);
     pass_done("dce");
     dump_if(a, 'd', g);
-    rlx_fuse_patterns(g);
-    rlx_schedule(g);
-    rlx_fuse_epilogues(g);
-    rlx_fuse_elementwise(g);
-    rlx_schedule(g);
+    if (!a->no_opt) {
+        rlx_fuse_patterns(g);
+        rlx_schedule(g);
+        rlx_fuse_epilogues(g);
+        rlx_fuse_elementwise(g);
+        rlx_schedule(g);
+    }
     pass_done("fuse");
     dump_if(a, 'f', g);
-    rlx_prepack(g);
+    if (!a->no_opt) rlx_prepack(g);
     pass_done("prepack");
     rlx_schedule_memory(g);
     pass_done("schedule");
@@ -416,6 +421,7 @@ static void compile(const Args *a) {
     if (a->arena_limit >= 0) rlx_check_arena_limit(g, plan, a->arena_limit);
     RlxThunkList *tl = rlx_lower(g, plan);
     pass_done("lower");
+    if (verbose) fprintf(stderr, "thunks: %d\n", tl->n);
 
     const char *base = strip_suffix(a->out, ".c");
     const char *name = a->name ? a->name : name_from_path(base);
