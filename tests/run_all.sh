@@ -103,7 +103,7 @@ for src in tests/unit/test_*.c; do
 done
 
 # 2. Scripted suites; each must exist.
-for script in tests/malformed/run.sh tests/e2e/run.sh tests/conformance/run.sh tests/zoo/run.sh \
+for script in tests/malformed/run.sh tests/malformed_onnx/run.sh tests/e2e/run.sh tests/conformance/run.sh tests/zoo/run.sh \
     tests/integration/*.sh; do
     kind=plain
     [ "$script" = tests/conformance/run.sh ] && kind=floor
