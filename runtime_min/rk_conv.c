@@ -19,6 +19,7 @@
  * and round once to the output dtype.
  */
 #include "rlx_rt.h"
+#include "rlx_scalar.h"
 
 #include <math.h>
 
@@ -169,9 +170,41 @@ static void store_lowest(void *y, int64_t o, int dtype) {
     }
 }
 
+/* The common case, 2-D f32 max pooling without indices or dilation, as a
+ * tight loop: the window's valid taps are clipped once per output row and
+ * column, and the maximum is rs_max's (NaN propagates), as in the general
+ * path below. */
+static int maxpool2d_f32(const rk_pool_nd_params *p, const float *x, float *y) {
+    const int64_t *id = p->in_dims, *od = p->out_dims;
+    int64_t h = id[1], w = id[2], oh = od[1], ow = od[2];
+    for (int64_t q = 0; q < p->nc; q++) {
+        const float *xq = x + q * h * w;
+        float *yq = y + q * oh * ow;
+        for (int64_t oy = 0; oy < oh; oy++) {
+            int64_t y0 = oy * p->s[1] - p->pb[1], y1 = y0 + p->k[1];
+            if (y0 < 0) y0 = 0;
+            if (y1 > h) y1 = h;
+            for (int64_t ox = 0; ox < ow; ox++) {
+                int64_t x0 = ox * p->s[2] - p->pb[2], x1 = x0 + p->k[2];
+                if (x0 < 0) x0 = 0;
+                if (x1 > w) x1 = w;
+                float m = -INFINITY;
+                for (int64_t iy = y0; iy < y1; iy++)
+                    for (int64_t ix = x0; ix < x1; ix++) m = rs_max(m, xq[iy * w + ix]);
+                yq[oy * ow + ox] = m;
+            }
+        }
+    }
+    return RLX_OK;
+}
+
 int rk_pool_nd(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_pool_nd_params *p = params;
     (void)ctx;
+    if (p->op == 0 && p->dtype == RLX_F32 && !p->has_indices && p->in_dims[0] == 1 && p->out_dims[0] == 1 &&
+        p->k[0] == 1 && p->d[1] == 1 && p->d[2] == 1 && p->nc >= 0 && p->s[1] > 0 && p->s[2] > 0 &&
+        !bad_geometry(p->in_dims, p->out_dims, p->k, p->s, p->d))
+        return maxpool2d_f32(p, in[0], out[0]);
     int dt = (int)p->dtype;
     int is_float = dt == RLX_F32 || dt == RLX_F64 || dt == RLX_F16 || dt == RLX_BF16;
     if (p->nc < 0 || p->op < 0 || p->op > 2 || bad_geometry(p->in_dims, p->out_dims, p->k, p->s, p->d) ||

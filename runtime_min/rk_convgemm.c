@@ -38,24 +38,53 @@ size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk) {
     return (size_t)(align16f(kdim * nblk) * (int64_t)sizeof(float)) + rk_sgemm_scratch_size(ocg, nblk, kdim) + 64;
 }
 
+/* y[0..n) = act(y + bias + res): the activation's switch is outside the
+ * loops, so each loop is a straight run a compiler vectorizes. */
+static void epilogue_run(float *y, int64_t n, float bias, const float *res, int64_t act, float a, float b) {
+    if (res) {
+        for (int64_t j = 0; j < n; j++) y[j] = y[j] + bias + res[j];
+    } else if (bias != 0.0f) {
+        for (int64_t j = 0; j < n; j++) y[j] += bias;
+    }
+    switch (act) {
+    case RS_ACT_NONE: break;
+    case RS_ACT_RELU:
+        for (int64_t j = 0; j < n; j++) y[j] = rs_relu(y[j]);
+        break;
+    case RS_ACT_CLIP:
+        for (int64_t j = 0; j < n; j++) y[j] = rs_clip(y[j], a, b);
+        break;
+    default:
+        for (int64_t j = 0; j < n; j++) y[j] = rs_act(y[j], (int)act, a, b);
+        break;
+    }
+}
+
 static void epilogue_rows(const Conv *C, float *y, const float *res, int64_t o0, int64_t rows, int64_t col0,
                           int64_t cols) {
     const rk_conv2d_f32_params *p = C->p;
     if (!C->bias && !res && p->act == RS_ACT_NONE) return;
     int64_t n = C->ncols;
-    for (int64_t r = 0; r < rows; r++) {
-        float *yr = y + r * n + col0;
-        const float *rr = res ? res + r * n + col0 : NULL;
-        float b = C->bias ? C->bias[o0 + r] : 0.0f;
-        for (int64_t j = 0; j < cols; j++) {
-            float v = yr[j] + b;
-            if (rr) v += rr[j];
-            yr[j] = rs_act(v, (int)p->act, (float)p->act_a, (float)p->act_b);
-        }
-    }
+    for (int64_t r = 0; r < rows; r++)
+        epilogue_run(y + r * n + col0, cols, C->bias ? C->bias[o0 + r] : 0.0f, res ? res + r * n + col0 : NULL,
+                     p->act, (float)p->act_a, (float)p->act_b);
 }
 
-/* im2col of columns [col0, col0+cols) of image b, group gi into col (K x cols). */
+/* First and one-past-last output index o whose input coordinate
+ * o*stride + offset lies in [0, size). */
+static void clip_range(int64_t nout, int64_t stride, int64_t offset, int64_t size, int64_t *lo, int64_t *hi) {
+    int64_t l = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+    int64_t h = size - offset <= 0 ? 0 : (size - offset + stride - 1) / stride;
+    if (h > nout) h = nout;
+    if (l > h) l = h;
+    *lo = l;
+    *hi = h;
+}
+
+/* im2col of output columns [col0, col0+cols) of one image and group into
+ * col (K x cols): row (ic, ky, kx) holds, for each output pixel, the input
+ * pixel that tap reads (0 in the padding). Walked an output row segment at
+ * a time: the valid part of a segment is one contiguous (or strided) copy. */
 static void im2col(const Conv *C, const float *xg, float *col, int64_t col0, int64_t cols) {
     const rk_conv2d_f32_params *p = C->p;
     int64_t plane = p->h * p->w;
@@ -64,14 +93,29 @@ static void im2col(const Conv *C, const float *xg, float *col, int64_t col0, int
         for (int64_t ky = 0; ky < p->kh; ky++)
             for (int64_t kx = 0; kx < p->kw; kx++) {
                 float *dst = col + ((ic * p->kh + ky) * p->kw + kx) * cols;
-                int64_t oy = col0 / p->ow, ox = col0 % p->ow;
-                for (int64_t j = 0; j < cols; j++) {
-                    int64_t iy = oy * p->sh - p->pt + ky * p->dh, ix = ox * p->sw - p->pl + kx * p->dw;
-                    dst[j] = (iy >= 0 && iy < p->h && ix >= 0 && ix < p->w) ? xc[iy * p->w + ix] : 0.0f;
-                    if (++ox == p->ow) {
-                        ox = 0;
-                        oy++;
+                int64_t off = kx * p->dw - p->pl, lo, hi;
+                clip_range(p->ow, p->sw, off, p->w, &lo, &hi);
+                int64_t j = 0;
+                while (j < cols) {
+                    int64_t c = col0 + j, oy = c / p->ow, ox0 = c % p->ow;
+                    int64_t ox1 = p->ow - ox0 < cols - j ? p->ow : ox0 + (cols - j);
+                    float *d = dst + j - ox0;   /* d[ox] is this row's column ox */
+                    int64_t iy = oy * p->sh - p->pt + ky * p->dh;
+                    if (iy < 0 || iy >= p->h) {
+                        for (int64_t ox = ox0; ox < ox1; ox++) d[ox] = 0.0f;
+                    } else {
+                        const float *xrow = xc + iy * p->w;
+                        int64_t a = lo > ox0 ? lo : ox0, b = hi < ox1 ? hi : ox1;
+                        if (a > b) a = b;
+                        for (int64_t ox = ox0; ox < a; ox++) d[ox] = 0.0f;
+                        if (p->sw == 1) {
+                            if (b > a) memcpy(d + a, xrow + a + off, sizeof(float) * (size_t)(b - a));
+                        } else {
+                            for (int64_t ox = a; ox < b; ox++) d[ox] = xrow[ox * p->sw + off];
+                        }
+                        for (int64_t ox = b; ox < ox1; ox++) d[ox] = 0.0f;
                     }
+                    j += ox1 - ox0;
                 }
             }
     }
@@ -122,15 +166,46 @@ static void gemm_task(void *arg, int tid) {
     }
 }
 
-/* First and one-past-last output index o whose input coordinate
- * o*stride + offset lies in [0, size). */
-static void clip_range(int64_t nout, int64_t stride, int64_t offset, int64_t size, int64_t *lo, int64_t *hi) {
-    int64_t l = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-    int64_t h = size - offset <= 0 ? 0 : (size - offset + stride - 1) / stride;
-    if (h > nout) h = nout;
-    if (l > h) l = h;
-    *lo = l;
-    *hi = h;
+/* One input channel, 3x3 taps, no dilation (depthwise layers): each output
+ * row sums its nine taps in one pass; columns whose window leaves the image
+ * take the clipped path, the interior runs without a bounds check. */
+static void depthwise3x3(const rk_conv2d_f32_params *p, const float *x, const float *w, float *y) {
+    int64_t h = p->h, wd = p->w, oh = p->oh, ow = p->ow, sh = p->sh, sw = p->sw;
+    /* interior columns: ox*sw - pl >= 0 and ox*sw - pl + 2 < wd */
+    int64_t lo = (p->pl + sw - 1) / sw, hi = wd - 3 + p->pl >= 0 ? (wd - 3 + p->pl) / sw + 1 : 0;
+    if (hi > ow) hi = ow;
+    if (lo > hi) lo = hi;
+    for (int64_t oy = 0; oy < oh; oy++) {
+        float *yrow = y + oy * ow;
+        int64_t iy0 = oy * sh - p->pt;
+        const float *r[3] = {NULL, NULL, NULL};
+        const float *wk = w;
+        for (int k = 0; k < 3; k++)
+            if (iy0 + k >= 0 && iy0 + k < h) r[k] = x + (iy0 + k) * wd;
+        /* the interior: rows outside the image are skipped, never read with
+         * weight 0 (an inf there would make NaN) */
+        for (int64_t j = lo; j < hi; j++) yrow[j] = 0.0f;
+        for (int k = 0; k < 3; k++) {
+            const float *rk = r[k], *wr = wk + 3 * k;
+            if (!rk) continue;
+            for (int64_t j = lo; j < hi; j++) {
+                int64_t ix = j * sw - p->pl;
+                yrow[j] += wr[0] * rk[ix] + wr[1] * rk[ix + 1] + wr[2] * rk[ix + 2];
+            }
+        }
+        for (int64_t ox = 0; ox < ow; ox++) {
+            if (ox == lo) ox = hi;
+            if (ox >= ow) break;
+            float acc = 0.0f;
+            int64_t ix0 = ox * sw - p->pl;
+            for (int k = 0; k < 3; k++)
+                for (int t = 0; t < 3; t++) {
+                    int64_t ix = ix0 + t;
+                    if (r[k] && ix >= 0 && ix < wd) acc += wk[k * 3 + t] * r[k][ix];
+                }
+            yrow[ox] = acc;
+        }
+    }
 }
 
 static void direct_task(void *arg, int tid) {
@@ -143,6 +218,9 @@ static void direct_task(void *arg, int tid) {
         const float *xg = C->x + (b * p->c + (o / C->ocg) * C->cg) * plane;
         const float *wo = C->w + o * C->cg * p->kh * p->kw;
         float *yo = C->y + (b * p->oc + o) * oplane;
+        if (C->cg == 1 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1) {
+            depthwise3x3(p, xg, wo, yo);
+        } else
         for (int64_t oy = 0; oy < p->oh; oy++) {
             float *yrow = yo + oy * p->ow;
             for (int64_t ox = 0; ox < p->ow; ox++) yrow[ox] = 0.0f;
@@ -169,14 +247,8 @@ static void direct_task(void *arg, int tid) {
         }
         /* this output channel's plane: bias, residual, activation */
         const float *res = C->res ? C->res + (b * p->oc + o) * oplane : NULL;
-        if (C->bias || res || p->act != RS_ACT_NONE) {
-            float bv = C->bias ? C->bias[o] : 0.0f;
-            for (int64_t j = 0; j < oplane; j++) {
-                float v = yo[j] + bv;
-                if (res) v += res[j];
-                yo[j] = rs_act(v, (int)p->act, (float)p->act_a, (float)p->act_b);
-            }
-        }
+        if (C->bias || res || p->act != RS_ACT_NONE)
+            epilogue_run(yo, oplane, C->bias ? C->bias[o] : 0.0f, res, p->act, (float)p->act_a, (float)p->act_b);
     }
 }
 
