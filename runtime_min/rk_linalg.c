@@ -27,19 +27,29 @@ static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
     return RLX_OK;
 }
 
-/* y (rows x cols, dense) = act(y + bias[col] + res) */
+/* y (rows x cols, dense) = act(y + bias[col] + res), a pass per part so
+ * that each loop is a straight run a compiler vectorizes. */
 static void epilogue(float *y, int64_t rows, int64_t cols, const float *bias, const float *res, int64_t act, float a,
                      float b) {
-    if (!bias && !res && act == RS_ACT_NONE) return;
-    for (int64_t i = 0; i < rows; i++) {
-        float *row = y + i * cols;
-        const float *rrow = res ? res + i * cols : NULL;
-        for (int64_t j = 0; j < cols; j++) {
-            float v = row[j];
-            if (bias) v += bias[j];
-            if (rrow) v += rrow[j];
-            row[j] = rs_act(v, (int)act, a, b);
+    int64_t n = rows * cols;
+    if (bias)
+        for (int64_t i = 0; i < rows; i++) {
+            float *row = y + i * cols;
+            for (int64_t j = 0; j < cols; j++) row[j] += bias[j];
         }
+    if (res)
+        for (int64_t j = 0; j < n; j++) y[j] += res[j];
+    switch (act) {
+    case RS_ACT_NONE: break;
+    case RS_ACT_RELU:
+        for (int64_t j = 0; j < n; j++) y[j] = rs_relu(y[j]);
+        break;
+    case RS_ACT_CLIP:
+        for (int64_t j = 0; j < n; j++) y[j] = rs_clip(y[j], a, b);
+        break;
+    default:
+        for (int64_t j = 0; j < n; j++) y[j] = rs_act(y[j], (int)act, a, b);
+        break;
     }
 }
 
