@@ -327,6 +327,7 @@ typedef struct {
     const char *header_name;     /* "model.h", as #included by model.c */
     uint64_t hash;               /* the model hash (rlx_weights_image) */
     int nthreads;                /* default thread count of the model */
+    int blas;                    /* --blas openblas: the runtime must be built with RLX_BLAS_OPENBLAS */
 } RlxCOptions;
 void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl,
                    const RlxCOptions *opt, RlxBuf *c_out, RlxBuf *h_out);

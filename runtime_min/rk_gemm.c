@@ -33,6 +33,9 @@
  * (packing it would cost as much as the product); only its ragged last
  * columns are packed.
  */
+#ifdef RLX_BLAS_OPENBLAS
+#include <cblas.h>
+#endif
 #include "rk_gemm.h"
 
 #include <string.h>
@@ -599,6 +602,16 @@ static void gemm_task(void *arg, int tid) {
 
 void rk_sgemm_ex(const rk_sgemm_args *g, void *scratch, int nthreads, rk_parallel_fn parallel, void *parallel_ctx) {
     if (g->m <= 0 || g->n <= 0) return;
+#ifdef RLX_BLAS_OPENBLAS
+    /* rlxc --blas openblas: plain (never pre-packed) operands go to OpenBLAS,
+     * which threads by itself */
+    if (!g->packed_a && !g->packed_b && g->k > 0) {
+        cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans,
+                    (int)g->m, (int)g->n, (int)g->k, g->alpha, g->a, (int)g->lda, g->b, (int)g->ldb, g->beta, g->c,
+                    (int)g->ldc);
+        return;
+    }
+#endif
     if (g->k <= 0) {
         scale_c(g);
         return;

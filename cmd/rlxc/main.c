@@ -46,6 +46,8 @@ static const char usage_text[] =
     "  --report PREFIX  write the memory plan as PREFIX.txt (buffers, offsets, lifetimes,\n"
     "                   what is live at the peak) and PREFIX.svg (lifetimes against offsets)\n"
     "  --arena-limit N  fail if the arena needs more than N bytes (K, M, G suffixes)\n"
+    "  --blas openblas  GEMMs call OpenBLAS's cblas_sgemm (the runtime is then built with\n"
+    "                   -DRLX_BLAS_OPENBLAS and linked with OpenBLAS; --build does both)\n"
     "  -O0              no fusion and no weight prepacking (the unfused reference schedule)\n"
     "  -v               print the time of each pass, the memory plan and the thunk count to stderr\n"
     "  --help           this text\n"
@@ -58,6 +60,7 @@ typedef struct {
     int64_t arena_limit;         /* --arena-limit BYTES, -1 if none */
     int threads;                 /* --threads N: the model's default */
     int no_opt;                  /* -O0: no pattern, epilogue or elementwise fusion, no prepacking */
+    int blas;                    /* --blas openblas */
     int ndims;                   /* --dim NAME=VALUE bindings */
     const char **dim_names;
     int64_t *dim_values;
@@ -281,7 +284,21 @@ static int runtime_sources(const char *rt, char **out, int max) {
     return n;
 }
 
-static void build_executable(const char *base, const char *exe) {
+/* pkg-config's flags for OpenBLAS, or a plain -lopenblas. */
+static const char *openblas_flags(void) {
+    FILE *p = popen("pkg-config --cflags --libs openblas 2>/dev/null", "r");
+    static char buf[1024];
+    size_t len = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
+    if (p && pclose(p) == 0 && len > 0) {
+        buf[len] = 0;
+        for (char *c = buf; *c; c++)
+            if (*c == '\n') *c = ' ';
+        return buf;
+    }
+    return "-lopenblas";
+}
+
+static void build_executable(const char *base, const char *exe, int blas) {
     const char *rt = runtime_dir();
     const char *cc = getenv("CC"), *cflags = getenv("CFLAGS");
     if (!cc || !*cc) cc = "cc";
@@ -296,6 +313,11 @@ static void build_executable(const char *base, const char *exe) {
     n += runtime_sources(rt, argv + n, 40);
     argv[n++] = "-o";
     argv[n++] = (char *)tmp;
+    if (blas) {
+        /* Debian's OpenBLAS: headers and library in a per-flavour directory */
+        argv[n++] = "-DRLX_BLAS_OPENBLAS";
+        n += split_words(openblas_flags(), argv + n, 8);
+    }
     argv[n++] = "-lm";
     argv[n++] = "-lpthread";
     argv[n] = NULL;
@@ -362,6 +384,11 @@ static int parse_args(int argc, char **argv, Args *a) {
         else if (!strcmp(s, "--emit-main")) a->emit_main = 1;
         else if (!strcmp(s, "-v")) a->verbose = 1;
         else if (!strcmp(s, "-O0")) a->no_opt = 1;
+        else if (!strcmp(s, "--blas") && has) {
+            const char *b = argv[++i];
+            if (!strcmp(b, "openblas")) a->blas = 1;
+            else if (strcmp(b, "none")) rlx_error("rlxc: --blas takes openblas or none, not '%s'", b);
+        }
         else if (s[0] == '-' && s[1]) rlx_error("rlxc: unknown option '%s' (see rlxc --help)", s);
         else if (!a->model) a->model = s;
         else rlx_error("rlxc: more than one model given ('%s' and '%s')", a->model, s);
@@ -411,7 +438,7 @@ static void compile(const Args *a) {
     }
     pass_done("fuse");
     dump_if(a, 'f', g);
-    if (!a->no_opt) rlx_prepack(g);
+    if (!a->no_opt && !a->blas) rlx_prepack(g);   /* OpenBLAS takes plain operands */
     pass_done("prepack");
     rlx_schedule_memory(g);
     pass_done("schedule");
@@ -429,7 +456,7 @@ static void compile(const Args *a) {
     RlxBuf wimg = {0}, c = {0}, h = {0};
     uint64_t hash;
     rlx_weights_image(g, plan, &wimg, &hash);
-    RlxCOptions opt = {name, a->emit_main || a->build, rlx_fmt("%s.h", base_name(base)), hash, a->threads};
+    RlxCOptions opt = {name, a->emit_main || a->build, rlx_fmt("%s.h", base_name(base)), hash, a->threads, a->blas};
     rlx_codegen_c(g, plan, tl, &opt, &c, &h);
     pass_done("codegen");
 
@@ -452,7 +479,7 @@ static void compile(const Args *a) {
     if (a->build) {
         /* the sources are in place; a failed build removes them again */
         for (int i = 0; i < 3; i++) tmp_paths[ntmp++] = finals[i];
-        build_executable(base, base);
+        build_executable(base, base, a->blas);
         ntmp = 0;
         pass_done("build");
     }

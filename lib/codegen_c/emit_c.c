@@ -569,6 +569,12 @@ void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *t
     rlx_emit(c, "#include \"%s\"", opt->header_name);
     rlx_emit(c, "#include \"rlx_scalar.h\"");
     rlx_emit(c, "");
+    if (opt->blas) {
+        rlx_emit(c, "#ifndef RLX_BLAS_OPENBLAS");
+        rlx_emit(c, "#error \"compiled with rlxc --blas openblas: build with -DRLX_BLAS_OPENBLAS and link OpenBLAS\"");
+        rlx_emit(c, "#endif");
+        rlx_emit(c, "");
+    }
     rlx_emit(c, "#define IN(...) ((const void *const[]){__VA_ARGS__})");
     rlx_emit(c, "#define OUT(...) ((void *const[]){__VA_ARGS__})");
     rlx_emit(c, "");
