@@ -1662,6 +1662,129 @@ def unused_input(m, rng):
 
 
 # ----------------------------------------------------------------------------
+# Middle-end patterns (lib/passes/patterns.c, fuse.c): graphs as exporters
+# write them, which rlxc rewrites; the references are the unfused formulas.
+# ----------------------------------------------------------------------------
+
+@case
+def layernorm_decomposed(m, rng):
+    x = m.inp("x", randn(rng, 2, 3, 8) * 2 + 1)
+    gamma = m.weight("gamma", uniform(rng, 0.5, 1.5, 8))
+    beta = m.weight("beta", randn(rng, 8))
+    m.ints("ax", [-1])
+    m.weight("two", np.array(2.0, dtype=F32))
+    eps = m.weight("eps", np.array(1e-5, dtype=F32))
+    m.node("ReduceMean", ["x", "ax"], "mean")
+    m.node("Sub", ["x", "mean"], "d")
+    m.node("Pow", ["d", "two"], "d2")
+    m.node("ReduceMean", ["d2", "ax"], "var")
+    m.node("Add", ["var", "eps"], "ve")
+    m.node("Sqrt", ["ve"], "sd")
+    m.node("Div", ["d", "sd"], "n")
+    m.node("Mul", ["n", "gamma"], "ng")
+    m.node("Add", ["ng", "beta"], "y")
+    m.out("y", layernorm_ref(x, gamma, beta, -1, float(eps)).astype(F32))
+
+
+@case
+def softmax_decomposed(m, rng):
+    x = m.inp("x", randn(rng, 3, 4, 7) * 3)
+    m.ints("last", [-1])
+    m.ints("mid", [1])
+    m.node("ReduceMax", ["x", "last"], "mx")
+    m.node("Sub", ["x", "mx"], "d")
+    m.node("Exp", ["d"], "e")
+    m.node("ReduceSum", ["e", "last"], "s")
+    m.node("Div", ["e", "s"], "y")
+    # over a middle axis: not the Softmax pattern, computed as written
+    m.node("ReduceMax", ["x", "mid"], "mx1")
+    m.node("Sub", ["x", "mx1"], "d1")
+    m.node("Exp", ["d1"], "e1")
+    m.node("ReduceSum", ["e1", "mid"], "s1")
+    m.node("Div", ["e1", "s1"], "y1")
+    m.out("y", softmax_ref(x, -1).astype(F32))
+    m.out("y1", softmax_ref(x, 1).astype(F32))
+
+
+@case
+def conv_batchnorm_relu(m, rng):
+    x = m.inp("x", randn(rng, 2, 3, 6, 6))
+    w = m.weight("w", randn(rng, 4, 3, 3, 3) * 0.5)
+    b = m.weight("b", randn(rng, 4))
+    sc = m.weight("scale", uniform(rng, 0.5, 2.0, 4))
+    bb = m.weight("bias", randn(rng, 4))
+    mu = m.weight("mean", randn(rng, 4))
+    var = m.weight("var", uniform(rng, 0.2, 3.0, 4))
+    m.node("Conv", ["x", "w", "b"], "c", pads=[1, 1, 1, 1])
+    m.node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], "bn", epsilon=1e-3)
+    m.node("Relu", ["bn"], "y")
+    c = conv_ref(x, w, b, pads=(1, 1, 1, 1))
+    m.out("y", np.maximum(batchnorm_ref(c, sc, bb, mu, var, 1e-3), 0).astype(F32))
+
+
+@case
+def matmul_transposed_operands(m, rng):
+    a = m.inp("a", randn(rng, 2, 5, 3))
+    w = m.inp("w", randn(rng, 2, 4, 3))
+    at = m.inp("at", randn(rng, 3, 5))
+    b = m.inp("b", randn(rng, 3, 4))
+    m.node("Transpose", ["w"], "wt", perm=[0, 2, 1])
+    m.node("MatMul", ["a", "wt"], "y")
+    m.node("Transpose", ["at"], "a2")
+    m.node("MatMul", ["a2", "b"], "y2")
+    # a permutation that is not a swap of the last two axes
+    m.node("Transpose", ["a"], "ap", perm=[1, 0, 2])
+    m.node("MatMul", ["ap", "b"], "y4")
+    m.out("y", (f64(a) @ f64(w).transpose(0, 2, 1)).astype(F32))
+    m.out("y2", (f64(at).T @ f64(b)).astype(F32))
+    m.out("y4", (f64(a).transpose(1, 0, 2) @ f64(b)).astype(F32))
+
+
+@case
+def gemm_relu_residual(m, rng):
+    x = m.inp("x", randn(rng, 4, 6))
+    res = m.inp("res", randn(rng, 4, 5))
+    w = m.weight("w", randn(rng, 5, 6))
+    c = m.weight("c", randn(rng, 5))
+    m.node("Gemm", ["x", "w", "c"], "g", transB=1, alpha=0.5)
+    m.node("Add", ["g", "res"], "s")
+    m.node("Relu", ["s"], "y")
+    # the residual after the activation (as a post-activation block writes it)
+    m.node("Gemm", ["x", "w", "c"], "g2", transB=1)
+    m.node("Relu", ["g2"], "r2")
+    m.node("Add", ["res", "r2"], "z")
+    g = 0.5 * (f64(x) @ f64(w).T) + f64(c)
+    m.out("y", np.maximum(g + f64(res), 0).astype(F32))
+    m.out("z", (np.maximum(f64(x) @ f64(w).T + f64(c), 0) + f64(res)).astype(F32))
+
+
+@case
+def gelu_chain(m, rng):
+    x = m.inp("x", randn(rng, 3, 10) * 2)
+    m.weight("sqrt2", np.array(1.4142135, dtype=F32))
+    m.weight("one", np.array(1.0, dtype=F32))
+    m.weight("half", np.array(0.5, dtype=F32))
+    m.node("Div", ["x", "sqrt2"], "xs")
+    m.node("Erf", ["xs"], "e")
+    m.node("Add", ["e", "one"], "e1")
+    m.node("Mul", ["x", "e1"], "xe")
+    m.node("Mul", ["xe", "half"], "y")
+    xx = f64(x)
+    m.out("y", (xx * 0.5 * (1 + erf_ref(xx / float(F32(1.4142135))))).astype(F32))
+
+
+@case
+def conv_residual_relu(m, rng):
+    x = m.inp("x", randn(rng, 1, 4, 5, 5))
+    w = m.weight("w", randn(rng, 4, 4, 3, 3) * 0.3)
+    b = m.weight("b", randn(rng, 4))
+    m.node("Conv", ["x", "w", "b"], "c", pads=[1, 1, 1, 1])
+    m.node("Add", ["c", "x"], "s")
+    m.node("Relu", ["s"], "y")
+    m.out("y", np.maximum(conv_ref(x, w, b, pads=(1, 1, 1, 1)) + f64(x), 0).astype(F32))
+
+
+# ----------------------------------------------------------------------------
 # Driver
 # ----------------------------------------------------------------------------
 
