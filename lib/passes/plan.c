@@ -65,7 +65,43 @@ static int by_offset(const void *pa, const void *pb) {
     return a[1] < b[1] ? -1 : a[1] > b[1];
 }
 
+/* Orders tried by rlx_plan_intervals; the smallest arena wins. */
+static int by_first_then_size(const void *pa, const void *pb) {
+    const Buffer *a = pa, *b = pb;
+    if (a->first != b->first) return a->first < b->first ? -1 : 1;
+    if (a->size != b->size) return a->size > b->size ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int by_span_then_size(const void *pa, const void *pb) {
+    const Buffer *a = pa, *b = pb;
+    int sa = a->last - a->first, sb = b->last - b->first;
+    if (sa != sb) return sa > sb ? -1 : 1;
+    return by_size_then_first(pa, pb);
+}
+
+static int64_t plan_order(int n, const int64_t *sizes, const int *first, const int *last, int64_t *off_out,
+                          int (*order)(const void *, const void *));
+
+/* Best fit in three orders (largest first, earliest first, longest-lived
+ * first); each is a valid packing, so the smallest is kept. Deterministic:
+ * ties keep the earlier order. */
 int64_t rlx_plan_intervals(int n, const int64_t *sizes, const int *first, const int *last, int64_t *off_out) {
+    int (*orders[])(const void *, const void *) = {by_size_then_first, by_first_then_size, by_span_then_size};
+    int64_t best = -1;
+    int64_t *tmp = rlx_alloc(sizeof(int64_t) * (size_t)(n + 1));
+    for (size_t k = 0; k < sizeof orders / sizeof orders[0]; k++) {
+        int64_t arena = plan_order(n, sizes, first, last, tmp, orders[k]);
+        if (best < 0 || arena < best) {
+            best = arena;
+            for (int i = 0; i < n; i++) off_out[i] = tmp[i];
+        }
+    }
+    return best;
+}
+
+static int64_t plan_order(int n, const int64_t *sizes, const int *first, const int *last, int64_t *off_out,
+                          int (*order)(const void *, const void *)) {
     RLX_ASSERT(n >= 0);
     Buffer *bufs = rlx_alloc(sizeof(Buffer) * (size_t)(n + 1));
     int nbufs = 0;
@@ -86,7 +122,7 @@ int64_t rlx_plan_intervals(int n, const int64_t *sizes, const int *first, const 
         bufs[nbufs].last = last[i];
         nbufs++;
     }
-    qsort(bufs, (size_t)nbufs, sizeof(Buffer), by_size_then_first);
+    qsort(bufs, (size_t)nbufs, sizeof(Buffer), order);
 
     /* placed[k] = the k-th placed buffer; conflicts = (offset, end) pairs */
     int64_t *conflicts = rlx_alloc(sizeof(int64_t) * 2 * (size_t)(nbufs + 1));
