@@ -259,7 +259,7 @@ int rlx_conv_uses_gemm(const RlxGraph *g, int node) {
 /* Output columns per GEMM block: the im2col block (K x nblk floats) fits in
  * about 256 KB, a multiple of 16 columns, at least 16. */
 static int64_t conv_block(int64_t kdim, int64_t ncols) {
-    int64_t nblk = (256 * 1024 / 4) / (kdim ? kdim : 1);
+    int64_t nblk = (1024 * 1024 / 4) / (kdim ? kdim : 1);
     nblk = nblk / 16 * 16;
     if (nblk < 16) nblk = 16;
     if (nblk > ncols) nblk = ncols;
