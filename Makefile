@@ -57,7 +57,7 @@ $(B)/rlxc: $(B)/obj/cmd/rlxc/main.o $(B)/librlx.a
 # Criterion unit tests: one binary per tests/unit/test_*.c
 UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%)
-$(B)/unit/%: tests/unit/%.c $(B)/librlx.a $(HDRS)
+$(B)/unit/%: tests/unit/%.c $(B)/librlx.a $(HDRS) tests/unit/testgraph.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu99 -Wall -Wextra -Werror -Wno-missing-field-initializers $(CFLAGS) $(CJSON_CFLAGS) -Ilib -Iruntime_min $< -o $@ $(B)/librlx.a $(CJSON_LIBS) $(PROTOBUF_C_LIBS) -lcriterion -lm -pthread
 

@@ -14,60 +14,18 @@ HERE=tests/malformed
 RLXC=${1:-build/rlxc}
 GEN=${MALFORMED_GEN:-build/malformed}
 
-if [ ! -x "$RLXC" ]; then
-    case "$RLXC" in
-    build/asan/rlxc|./build/asan/rlxc)
-        make -s B=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-            build/asan/rlxc >&2 || { echo "cannot build $RLXC"; echo "0 passed, 1 failed"; exit 1; } ;;
-    build/rlxc|./build/rlxc)
-        make -s build/rlxc >&2 || { echo "cannot build $RLXC"; echo "0 passed, 1 failed"; exit 1; } ;;
-    *)
-        echo "no such compiler: $RLXC"; echo "0 passed, 1 failed"; exit 1 ;;
-    esac
-fi
-/usr/bin/python3 "$HERE/make_binary.py" "$GEN" || { echo "make_binary.py failed"; echo "0 passed, 1 failed"; exit 1; }
+. tests/tools/malformed_lib.sh
+malformed_setup
+/usr/bin/python3 "$HERE/make_binary.py" "$GEN" || malformed_abort "make_binary.py failed"
 
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:exitcode=86}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=87}
-
-SCRATCH=$(mktemp -d)
-trap 'rm -rf "$SCRATCH"' EXIT
-pass=0
-fail=0
 while IFS=$'\t' read -r name want; do
     case "$name" in ''|'#'*) continue ;; esac
     file=$HERE/$name
     [ -e "$file" ] || file=$GEN/$name
     if [ ! -e "$file" ]; then
-        echo "FAIL $name: case file missing"
-        fail=$((fail + 1))
+        malformed_fail "$name" "case file missing"
         continue
     fi
-    out=$(mktemp -d "$SCRATCH/out.XXXXXX")
-    err=$SCRATCH/stderr
-    timeout 60 "$RLXC" "$file" -o "$out/out.c" >/dev/null 2>"$err"
-    status=$?
-    why=""
-    lines=$(wc -l < "$err")
-    if grep -q -e "ERROR: AddressSanitizer" -e "ERROR: LeakSanitizer" -e "runtime error:" "$err"; then
-        why="sanitizer report: $(grep -m1 -e ERROR: -e 'runtime error:' "$err")"
-    elif [ "$status" -ne 1 ]; then
-        why="exit status $status, expected 1: $(head -c 300 "$err")"
-    elif [ "$lines" -ne 1 ] || [ "$(wc -c < "$err")" -le 1 ]; then
-        why="expected exactly one line on stderr, got $lines: $(head -c 300 "$err" | tr '\n' '|')"
-    elif ! grep -qF -- "$want" "$err"; then
-        why="message lacks '$want': $(cat "$err")"
-    elif [ -n "$(ls -A "$out")" ]; then
-        why="left files behind: $(ls -A "$out" | tr '\n' ' ')"
-    fi
-    if [ -z "$why" ]; then
-        echo "PASS $name"
-        pass=$((pass + 1))
-    else
-        echo "FAIL $name: $why"
-        fail=$((fail + 1))
-    fi
-    rm -rf "$out"
+    malformed_case "$name" "$file" "$want"
 done < "$HERE/expect.txt"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+malformed_finish

@@ -15,27 +15,12 @@ HERE=tests/malformed_onnx
 RLXC=${1:-build/rlxc}
 GEN=${MALFORMED_ONNX_GEN:-build/malformed_onnx}
 
-if [ ! -x "$RLXC" ]; then
-    case "$RLXC" in
-    build/asan/rlxc|./build/asan/rlxc)
-        make -s B=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-            build/asan/rlxc >&2 || { echo "cannot build $RLXC"; echo "0 passed, 1 failed"; exit 1; } ;;
-    build/rlxc|./build/rlxc)
-        make -s build/rlxc >&2 || { echo "cannot build $RLXC"; echo "0 passed, 1 failed"; exit 1; } ;;
-    *)
-        echo "no such compiler: $RLXC"; echo "0 passed, 1 failed"; exit 1 ;;
-    esac
-fi
+MALFORMED_LEFTOVERS_FIRST=1
+. tests/tools/malformed_lib.sh
+malformed_setup
 rm -rf "$GEN"
-/usr/bin/python3 "$HERE/make_cases.py" "$GEN" || { echo "make_cases.py failed"; echo "0 passed, 1 failed"; exit 1; }
+/usr/bin/python3 "$HERE/make_cases.py" "$GEN" || malformed_abort "make_cases.py failed"
 
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:exitcode=86}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=87}
-
-SCRATCH=$(mktemp -d)
-trap 'rm -rf "$SCRATCH"' EXIT
-pass=0
-fail=0
 listed=" "
 while IFS=$'\t' read -r -a fields; do
     name=${fields[0]:-}
@@ -43,41 +28,13 @@ while IFS=$'\t' read -r -a fields; do
     listed="$listed$name "
     file=$GEN/$name
     if [ ! -e "$file" ]; then
-        echo "FAIL $name: case file missing"
-        fail=$((fail + 1))
+        malformed_fail "$name" "case file missing"
         continue
     fi
-    out=$(mktemp -d "$SCRATCH/out.XXXXXX")
-    err=$SCRATCH/stderr
-    timeout 60 "$RLXC" "$file" -o "$out/out.c" >/dev/null 2>"$err"
-    status=$?
-    why=""
-    lines=$(wc -l < "$err")
-    if grep -q -e "ERROR: AddressSanitizer" -e "ERROR: LeakSanitizer" -e "runtime error:" "$err"; then
-        why="sanitizer report: $(grep -m1 -e ERROR: -e 'runtime error:' "$err")"
-    elif [ "$status" -ne 1 ]; then
-        why="exit status $status, expected 1: $(head -c 300 "$err")"
-    elif [ "$lines" -ne 1 ] || [ "$(wc -c < "$err")" -le 1 ]; then
-        why="expected exactly one line on stderr, got $lines: $(head -c 300 "$err" | tr '\n' '|')"
-    elif [ -n "$(ls -A "$out")" ]; then
-        why="left files behind: $(ls -A "$out" | tr '\n' ' ')"
-    else
-        for want in "${fields[@]:1}"; do
-            grep -qF -- "$want" "$err" || { why="message lacks '$want': $(cat "$err")"; break; }
-        done
-    fi
-    if [ -z "$why" ]; then
-        echo "PASS $name"
-        pass=$((pass + 1))
-    else
-        echo "FAIL $name: $why"
-        fail=$((fail + 1))
-    fi
-    rm -rf "$out"
+    malformed_case "$name" "$file" "${fields[@]:1}"
 done < "$HERE/expect.txt"
 for file in "$GEN"/*; do
     name=$(basename "$file")
-    case "$listed" in *" $name "*) ;; *) echo "FAIL $name: no line in expect.txt"; fail=$((fail + 1)) ;; esac
+    case "$listed" in *" $name "*) ;; *) malformed_fail "$name" "no line in expect.txt" ;; esac
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+malformed_finish

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "rlx.h"
+#define TG_PASSES (0)
+#include "testgraph.h"
 
 static rk_ctx ctx = {1};
 
@@ -392,8 +394,6 @@ Test(conv_kernels, conv_transpose_matches_reference) {
 #define DIMS(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__}
 #define IDS(...) (int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)), (int[]){__VA_ARGS__}
 
-static RlxGraph *g;
-
 static int value(const char *name, int rank, const int64_t *dims, int flags) {
     int v = rlx_value_add(g, name);
     g->v[v].dtype = RLX_F32;
@@ -427,29 +427,12 @@ static void attr_ints(int n, const char *name, int count, const int64_t *xs) {
     memcpy(a->ints, xs, sizeof(int64_t) * (size_t)count);
 }
 
-static int infer(void) {
-    jmp_buf jb;
-    if (rlx_try(jb)) {
-        rlx_diag.jmp = NULL;
-        return 1;
-    }
-    rlx_schedule(g);
-    rlx_infer(g);
-    rlx_diag.jmp = NULL;
-    return 0;
-}
-
 static void out_is(int rank, const int64_t *dims) {
-    cr_assert_eq(infer(), 0, "unexpected error: %s", rlx_diag.msg);
+    cr_assert_eq(run(), 0, "unexpected error: %s", rlx_diag.msg);
     const RlxValue *y = &g->v[g->outputs[0]];
     cr_assert_eq(y->rank, rank);
     for (int i = 0; i < rank; i++)
         cr_expect_eq(y->dims[i], dims[i], "dim %d: %lld, want %lld", i, (long long)y->dims[i], (long long)dims[i]);
-}
-
-static void fails_with(const char *text) {
-    cr_assert_eq(infer(), 1, "expected an error containing \"%s\"", text);
-    cr_assert(strstr(rlx_diag.msg, text), "message \"%s\" lacks \"%s\"", rlx_diag.msg, text);
 }
 
 Test(conv_infer, conv_1d_and_pool_3d) {

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "rlx.h"
+#define TG_PASSES (TG_LEGALIZE)
+#include "testgraph.h"
 
 static rk_ctx ctx = {1};
 
@@ -339,36 +341,10 @@ Test(index_kernel, resize_linear_integer_saturates) {
 
 /* ---- inference ---- */
 
-static RlxGraph *g;
-
-static int value(const char *name, RlxDType dt, int rank, const int64_t *dims, int flags) {
-    int v = rlx_value_add(g, name);
-    g->v[v].dtype = dt;
-    g->v[v].rank = rank;
-    memcpy(g->v[v].dims, dims, sizeof(int64_t) * (size_t)rank);
-    g->v[v].flags |= flags;
-    if (flags & RLX_V_INPUT) {
-        g->inputs = rlx_realloc(g->inputs, sizeof(int) * (size_t)g->ninputs, sizeof(int) * (size_t)(g->ninputs + 1));
-        g->inputs[g->ninputs++] = v;
-    }
-    return v;
-}
-
-static int weight(const char *name, RlxDType dt, int64_t n, const void *data) {
-    int v = value(name, dt, 1, &n, RLX_V_WEIGHT);
-    size_t bytes = (size_t)n * (size_t)rlx_dtype_size(dt);
-    uint8_t *p = rlx_alloc(bytes + 1);
-    memcpy(p, data, bytes);
-    g->v[v].data = p;
-    return v;
-}
-
 static int node(const char *op, int nin, const int *in, const char *sattr, const char *sval, const char *iattr,
                 int64_t ival) {
     int out = rlx_value_add(g, rlx_fmt("out%d", g->nv));
-    g->v[out].flags |= RLX_V_OUTPUT;
-    g->outputs = rlx_realloc(g->outputs, sizeof(int) * (size_t)g->noutputs, sizeof(int) * (size_t)(g->noutputs + 1));
-    g->outputs[g->noutputs++] = out;
+    graph_output(out);
     int n = rlx_node_add(g, "n", (RlxOp)rlx_op_from_name(op), nin, in, 1, &out);
     if (sattr) rlx_attr_add(g, n, sattr, RLX_A_STRING)->s = sval;
     if (iattr) rlx_attr_add(g, n, iattr, RLX_A_INT)->i = ival;
@@ -376,36 +352,11 @@ static int node(const char *op, int nin, const int *in, const char *sattr, const
     return out;
 }
 
-static int run(void) {
-    jmp_buf jb;
-    if (rlx_try(jb)) {
-        rlx_diag.jmp = NULL;
-        return 1;
-    }
-    rlx_schedule(g);
-    rlx_infer(g);
-    rlx_legalize(g, "c");
-    rlx_diag.jmp = NULL;
-    return 0;
-}
-
-static void shape_is(int v, RlxDType dt, int rank, const int64_t *dims) {
-    const RlxValue *x = &g->v[v];
-    cr_assert_eq(x->dtype, dt, "%s: dtype %s", x->name, rlx_dtype_name(x->dtype));
-    cr_assert_eq(x->rank, rank, "%s: shape %s", x->name, rlx_shape_str(x));
-    for (int i = 0; i < rank; i++) cr_assert_eq(x->dims[i], dims[i], "%s: shape %s", x->name, rlx_shape_str(x));
-}
-
-static void fails_with(const char *text) {
-    cr_assert_eq(run(), 1, "expected an error containing \"%s\"", text);
-    cr_assert(strstr(rlx_diag.msg, text), "message \"%s\" lacks \"%s\"", rlx_diag.msg, text);
-}
-
 Test(index_infer, resize_shapes) {
     /* [1, 3, 5, 7] by scales (1, 1, 0.6, 2.5): floor(3) = 3, floor(17.5) = 17;
      * by sizes (1, 3, 2, 9) */
     g = rlx_graph_new("t.rlxg");
-    int x = value("x", RLX_F32, 4, (int64_t[]){1, 3, 5, 7}, RLX_V_INPUT);
+    int x = input("x", RLX_F32, 4, (int64_t[]){1, 3, 5, 7});
     int sc = weight("scales", RLX_F32, 4, (float[]){1, 1, 0.6f, 2.5f});
     int sz = weight("sizes", RLX_I64, 4, (int64_t[]){1, 3, 2, 9});
     int y1 = node("Resize", 3, (int[]){x, -1, sc}, "mode", "linear", NULL, 0);
@@ -417,33 +368,33 @@ Test(index_infer, resize_shapes) {
 
 Test(index_infer, resize_errors) {
     g = rlx_graph_new("t.rlxg");
-    int x = value("x", RLX_F32, 2, (int64_t[]){2, 2}, RLX_V_INPUT);
-    int sc = value("s", RLX_F32, 1, (int64_t[]){2}, RLX_V_INPUT);
+    int x = input("x", RLX_F32, 2, (int64_t[]){2, 2});
+    int sc = input("s", RLX_F32, 1, (int64_t[]){2});
     node("Resize", 3, (int[]){x, -1, sc}, NULL, NULL, NULL, 0);
     g->output_decl = NULL;
     fails_with("input 'scales' (value 's') must be a constant (weight)");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 2, (int64_t[]){2, 2}, RLX_V_INPUT);
+    x = input("x", RLX_F32, 2, (int64_t[]){2, 2});
     sc = weight("scales", RLX_F32, 2, (float[]){1, 2});
     int sz = weight("sizes", RLX_I64, 2, (int64_t[]){2, 2});
     node("Resize", 4, (int[]){x, -1, sc, sz}, NULL, NULL, NULL, 0);
     fails_with("exactly one of 'scales' and 'sizes'");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 2, (int64_t[]){2, 2}, RLX_V_INPUT);
+    x = input("x", RLX_F32, 2, (int64_t[]){2, 2});
     sc = weight("scales", RLX_F32, 2, (float[]){1, 2});
     node("Resize", 3, (int[]){x, -1, sc}, "mode", "bilinear", NULL, 0);
     fails_with("mode 'bilinear' is not one of nearest, linear or cubic");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_BOOL, 2, (int64_t[]){2, 2}, RLX_V_INPUT);
+    x = input("x", RLX_BOOL, 2, (int64_t[]){2, 2});
     sc = weight("scales", RLX_F32, 2, (float[]){1, 2});
     node("Resize", 3, (int[]){x, -1, sc}, "mode", "linear", NULL, 0);
     fails_with("mode 'linear' interpolates numbers");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 2, (int64_t[]){2, 2}, RLX_V_INPUT);
+    x = input("x", RLX_F32, 2, (int64_t[]){2, 2});
     sc = weight("scales", RLX_F32, 2, (float[]){1, -2});
     node("Resize", 3, (int[]){x, -1, sc}, NULL, NULL, NULL, 0);
     fails_with("must be positive and finite");
@@ -452,8 +403,8 @@ Test(index_infer, resize_errors) {
 Test(index_infer, resize_runtime_scales_with_declared_output) {
     /* scales computed at run time: the declared output shape is the plan */
     g = rlx_graph_new("t.rlxg");
-    int x = value("x", RLX_F32, 2, (int64_t[]){2, 2}, RLX_V_INPUT);
-    int sc = value("s", RLX_F32, 1, (int64_t[]){2}, RLX_V_INPUT);
+    int x = input("x", RLX_F32, 2, (int64_t[]){2, 2});
+    int sc = input("s", RLX_F32, 1, (int64_t[]){2});
     int y = node("Resize", 3, (int[]){x, -1, sc}, NULL, NULL, NULL, 0);
     g->output_decl = rlx_alloc(sizeof(RlxDecl));
     g->output_decl[0].dtype = RLX_F32;
@@ -466,11 +417,11 @@ Test(index_infer, resize_runtime_scales_with_declared_output) {
 
 Test(index_infer, gather_scatter_shapes) {
     g = rlx_graph_new("t.rlxg");
-    int x = value("x", RLX_F32, 3, (int64_t[]){2, 3, 4}, RLX_V_INPUT);
-    int ie = value("ie", RLX_I64, 3, (int64_t[]){2, 5, 4}, RLX_V_INPUT);
-    int ind = value("ind", RLX_I32, 3, (int64_t[]){2, 6, 1}, RLX_V_INPUT);   /* batch 2, tuples of 1 */
-    int isd = value("isd", RLX_I64, 2, (int64_t[]){7, 2}, RLX_V_INPUT);
-    int upd = value("upd", RLX_F32, 2, (int64_t[]){7, 4}, RLX_V_INPUT);
+    int x = input("x", RLX_F32, 3, (int64_t[]){2, 3, 4});
+    int ie = input("ie", RLX_I64, 3, (int64_t[]){2, 5, 4});
+    int ind = input("ind", RLX_I32, 3, (int64_t[]){2, 6, 1});   /* batch 2, tuples of 1 */
+    int isd = input("isd", RLX_I64, 2, (int64_t[]){7, 2});
+    int upd = input("upd", RLX_F32, 2, (int64_t[]){7, 4});
     int ge = node("GatherElements", 2, (int[]){x, ie}, NULL, NULL, "axis", -2);
     int gn = node("GatherND", 2, (int[]){x, ind}, NULL, NULL, "batch_dims", 1);
     int sn = node("ScatterND", 3, (int[]){x, isd, upd}, "reduction", "add", NULL, 0);
@@ -483,13 +434,13 @@ Test(index_infer, gather_scatter_shapes) {
 
 Test(index_infer, gather_scatter_errors) {
     g = rlx_graph_new("t.rlxg");
-    int x = value("x", RLX_F32, 2, (int64_t[]){2, 3}, RLX_V_INPUT);
-    int idx = value("idx", RLX_I64, 2, (int64_t[]){2, 4}, RLX_V_INPUT);
+    int x = input("x", RLX_F32, 2, (int64_t[]){2, 3});
+    int idx = input("idx", RLX_I64, 2, (int64_t[]){2, 4});
     node("GatherElements", 2, (int[]){x, idx}, NULL, NULL, "axis", 0);
     fails_with("exceed data 'x' [2,3] on axis 1");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 2, (int64_t[]){2, 3}, RLX_V_INPUT);
+    x = input("x", RLX_F32, 2, (int64_t[]){2, 3});
     int ci = weight("ci", RLX_I64, 2, (int64_t[]){1, 3});
     g->v[ci].rank = 2;
     g->v[ci].dims[0] = 1;
@@ -498,22 +449,22 @@ Test(index_infer, gather_scatter_errors) {
     fails_with("index 3 (element 1 of 'ci') is out of range for an axis of size 3");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 2, (int64_t[]){2, 3}, RLX_V_INPUT);
-    idx = value("idx", RLX_I64, 2, (int64_t[]){2, 1}, RLX_V_INPUT);
-    int upd = value("upd", RLX_F32, 1, (int64_t[]){2}, RLX_V_INPUT);
+    x = input("x", RLX_F32, 2, (int64_t[]){2, 3});
+    idx = input("idx", RLX_I64, 2, (int64_t[]){2, 1});
+    int upd = input("upd", RLX_F32, 1, (int64_t[]){2});
     node("ScatterND", 3, (int[]){x, idx, upd}, NULL, NULL, NULL, 0);
     fails_with("updates 'upd' [2] must have shape [2,3]");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 2, (int64_t[]){2, 3}, RLX_V_INPUT);
-    idx = value("idx", RLX_I64, 2, (int64_t[]){2, 3}, RLX_V_INPUT);
-    upd = value("upd", RLX_F32, 2, (int64_t[]){2, 3}, RLX_V_INPUT);
+    x = input("x", RLX_F32, 2, (int64_t[]){2, 3});
+    idx = input("idx", RLX_I64, 2, (int64_t[]){2, 3});
+    upd = input("upd", RLX_F32, 2, (int64_t[]){2, 3});
     node("ScatterElements", 3, (int[]){x, idx, upd}, "reduction", "max", NULL, 0);
     fails_with("reduction 'max' is not one of none, add or mul");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 2, (int64_t[]){2, 3}, RLX_V_INPUT);
-    idx = value("idx", RLX_I64, 2, (int64_t[]){3, 1}, RLX_V_INPUT);
+    x = input("x", RLX_F32, 2, (int64_t[]){2, 3});
+    idx = input("idx", RLX_I64, 2, (int64_t[]){3, 1});
     node("GatherND", 2, (int[]){x, idx}, NULL, NULL, "batch_dims", 1);
     fails_with("batch axis 0 differs");
 }

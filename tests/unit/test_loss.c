@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "rlx.h"
+#define TG_PASSES (TG_LEGALIZE)
+#include "testgraph.h"
 
 static rk_ctx ctx = {1};
 
@@ -194,60 +196,20 @@ Test(loss_kernel, sce_class_axis_is_strided_and_stable) {
 
 /* ---- inference ---- */
 
-static RlxGraph *g;
 static int nvalues;
-
-static int input(const char *name, RlxDType dt, int rank, const int64_t *dims) {
-    int v = rlx_value_add(g, name);
-    g->v[v].dtype = dt;
-    g->v[v].rank = rank;
-    memcpy(g->v[v].dims, dims, sizeof(int64_t) * (size_t)rank);
-    g->v[v].flags |= RLX_V_INPUT;
-    g->inputs = rlx_realloc(g->inputs, sizeof(int) * (size_t)g->ninputs, sizeof(int) * (size_t)(g->ninputs + 1));
-    g->inputs[g->ninputs++] = v;
-    return v;
-}
 
 /* A loss node over (x, t[, w]) with nout outputs, all graph outputs; returns the node. */
 static int loss_node(const char *op, int x, int t, int w, int nout, const char *reduction) {
     int outs[2];
     for (int k = 0; k < nout; k++) {
         outs[k] = rlx_value_add(g, rlx_fmt("out%d", nvalues++));
-        g->v[outs[k]].flags |= RLX_V_OUTPUT;
-        g->outputs = rlx_realloc(g->outputs, sizeof(int) * (size_t)g->noutputs,
-                                 sizeof(int) * (size_t)(g->noutputs + 1));
-        g->outputs[g->noutputs++] = outs[k];
+        graph_output(outs[k]);
     }
     int in[3] = {x, t, w};
     int n = rlx_node_add(g, "loss", (RlxOp)rlx_op_from_name(op), w >= 0 ? 3 : 2, in, nout, outs);
     if (reduction) rlx_attr_add(g, n, "reduction", RLX_A_STRING)->s = reduction;
     rlx_attr_check(g, n);
     return n;
-}
-
-static int run(void) {
-    jmp_buf jb;
-    if (rlx_try(jb)) {
-        rlx_diag.jmp = NULL;
-        return 1;
-    }
-    rlx_schedule(g);
-    rlx_infer(g);
-    rlx_legalize(g, "c");
-    rlx_diag.jmp = NULL;
-    return 0;
-}
-
-static void shape_is(int v, RlxDType dt, int rank, const int64_t *dims) {
-    const RlxValue *x = &g->v[v];
-    cr_assert_eq(x->dtype, dt, "%s: dtype %s", x->name, rlx_dtype_name(x->dtype));
-    cr_assert_eq(x->rank, rank, "%s: shape %s", x->name, rlx_shape_str(x));
-    for (int i = 0; i < rank; i++) cr_assert_eq(x->dims[i], dims[i], "%s: shape %s", x->name, rlx_shape_str(x));
-}
-
-static void fails_with(const char *text) {
-    cr_assert_eq(run(), 1, "expected an error containing \"%s\"", text);
-    cr_assert(strstr(rlx_diag.msg, text), "message \"%s\" lacks \"%s\"", rlx_diag.msg, text);
 }
 
 Test(loss_infer, shapes) {

@@ -13,6 +13,8 @@
 
 #include "rlx.h"
 #include "passes/passes.h"
+#define TG_PASSES (TG_CHECK_ATTRS)
+#include "testgraph.h"
 
 static rk_ctx ctx = {1};
 
@@ -194,53 +196,21 @@ Test(shape_kernels, reverse_sequence) {
 
 /* ---- inference: Shape/Size fold, data-dependent ops on constants ---- */
 
-static RlxGraph *g;
-
-static int add_input(const char *name, RlxDType dt, int rank, const int64_t *dims) {
-    int v = rlx_value_add(g, name);
-    g->v[v].dtype = dt;
-    g->v[v].rank = rank;
-    memcpy(g->v[v].dims, dims, sizeof(int64_t) * (size_t)rank);
-    g->v[v].flags |= RLX_V_INPUT;
-    g->inputs = rlx_realloc(g->inputs, sizeof(int) * (size_t)g->ninputs, sizeof(int) * (size_t)(g->ninputs + 1));
-    g->inputs[g->ninputs++] = v;
-    return v;
-}
-
 static int add_node(const char *op, int nin, const int *in, const char *out) {
     int o = rlx_value_add(g, out);
     int n = rlx_node_add(g, out, (RlxOp)rlx_op_from_name(op), nin, in, 1, &o);
     return n;
 }
 
-static void add_output(int v) {
-    g->outputs = rlx_realloc(g->outputs, sizeof(int) * (size_t)g->noutputs, sizeof(int) * (size_t)(g->noutputs + 1));
-    g->outputs[g->noutputs++] = v;
-    g->v[v].flags |= RLX_V_OUTPUT;
-}
-
-static int infer(void) {
-    jmp_buf jb;
-    if (rlx_try(jb)) {
-        rlx_diag.jmp = NULL;
-        return 1;
-    }
-    for (int i = 0; i < g->nn; i++) rlx_attr_check(g, i);
-    rlx_schedule(g);
-    rlx_infer(g);
-    rlx_diag.jmp = NULL;
-    return 0;
-}
-
 Test(shape_infer, shape_and_size_fold) {
     g = rlx_graph_new("t.rlxg");
-    int x = add_input("x", RLX_F32, 3, (int64_t[]){2, 3, 4});
+    int x = input("x", RLX_F32, 3, (int64_t[]){2, 3, 4});
     int s = add_node("Shape", 1, &x, "s");
     rlx_attr_add(g, s, "start", RLX_A_INT)->i = -2;   /* dims [1:] = [3, 4] */
     int z = add_node("Size", 1, &x, "z");
-    add_output(g->n[s].out[0]);
-    add_output(g->n[z].out[0]);
-    cr_assert_eq(infer(), 0, "%s", rlx_diag.msg);
+    graph_output(g->n[s].out[0]);
+    graph_output(g->n[z].out[0]);
+    cr_assert_eq(run(), 0, "%s", rlx_diag.msg);
     const RlxValue *sv = &g->v[g->n[s].out[0]], *zv = &g->v[g->n[z].out[0]];
     cr_assert(g->n[s].dead && g->n[z].dead);
     cr_assert(rlx_is_const(g, g->n[s].out[0]) && rlx_is_const(g, g->n[z].out[0]));
@@ -252,22 +222,22 @@ Test(shape_infer, shape_and_size_fold) {
 Test(shape_infer, shape_feeds_reshape) {
     /* Reshape(y, Shape(x)): the shape input is constant once Shape folds */
     g = rlx_graph_new("t.rlxg");
-    int x = add_input("x", RLX_F32, 2, (int64_t[]){2, 3});
-    int y = add_input("y", RLX_F32, 1, (int64_t[]){6});
+    int x = input("x", RLX_F32, 2, (int64_t[]){2, 3});
+    int y = input("y", RLX_F32, 1, (int64_t[]){6});
     int s = add_node("Shape", 1, &x, "s");
     int r = add_node("Reshape", 2, (int[]){y, g->n[s].out[0]}, "r");
-    add_output(g->n[r].out[0]);
-    cr_assert_eq(infer(), 0, "%s", rlx_diag.msg);
+    graph_output(g->n[r].out[0]);
+    cr_assert_eq(run(), 0, "%s", rlx_diag.msg);
     const RlxValue *rv = &g->v[g->n[r].out[0]];
     cr_assert(rv->rank == 2 && rv->dims[0] == 2 && rv->dims[1] == 3);
 }
 
 Test(shape_infer, nonzero_needs_constant) {
     g = rlx_graph_new("t.rlxg");
-    int x = add_input("x", RLX_F32, 1, (int64_t[]){4});
+    int x = input("x", RLX_F32, 1, (int64_t[]){4});
     int n = add_node("NonZero", 1, &x, "nz");
-    add_output(g->n[n].out[0]);
-    cr_assert_eq(infer(), 1);
+    graph_output(g->n[n].out[0]);
+    cr_assert_eq(run(), 1);
     cr_assert(strstr(rlx_diag.msg, "output shape depends on run-time data; rlxc needs static shapes"), "%s",
               rlx_diag.msg);
     cr_assert(strstr(rlx_diag.msg, "node 'nz' (NonZero)"), "%s", rlx_diag.msg);
@@ -286,8 +256,8 @@ Test(shape_infer, nonzero_on_constant) {
     d[2] = 2;
     g->v[x].data = (const uint8_t *)d;
     int n = add_node("NonZero", 1, &x, "nz");
-    add_output(g->n[n].out[0]);
-    cr_assert_eq(infer(), 0, "%s", rlx_diag.msg);
+    graph_output(g->n[n].out[0]);
+    cr_assert_eq(run(), 0, "%s", rlx_diag.msg);
     const RlxValue *v = &g->v[g->n[n].out[0]];
     cr_assert(v->rank == 2 && v->dims[0] == 2 && v->dims[1] == 2);
     cr_assert(rlx_weight_i64(v, 0) == 0 && rlx_weight_i64(v, 1) == 1);

@@ -18,6 +18,8 @@
 
 #include "rlx.h"
 #include "rk_signal.h"
+#define TG_PASSES (TG_CHECK_ATTRS | TG_LEGALIZE)
+#include "testgraph.h"
 
 #define IN(...) ((const void *const[]){__VA_ARGS__})
 #define OUT(...) ((void *const[]){__VA_ARGS__})
@@ -246,19 +248,7 @@ Test(signal_kernel, mel_onnx_reference_case) {
 
 /* ---- inference ---- */
 
-static RlxGraph *g;
 static int nvalues;
-
-static int input(const char *name, RlxDType dt, int rank, const int64_t *dims) {
-    int v = rlx_value_add(g, name);
-    g->v[v].dtype = dt;
-    g->v[v].rank = rank;
-    memcpy(g->v[v].dims, dims, sizeof(int64_t) * (size_t)rank);
-    g->v[v].flags |= RLX_V_INPUT;
-    g->inputs = rlx_realloc(g->inputs, sizeof(int) * (size_t)g->ninputs, sizeof(int) * (size_t)(g->ninputs + 1));
-    g->inputs[g->ninputs++] = v;
-    return v;
-}
 
 static int scalar_weight(const char *name, int64_t value) {
     int v = rlx_value_add(g, name);
@@ -273,13 +263,10 @@ static int scalar_weight(const char *name, int64_t value) {
 
 /* A node over the given inputs (its attributes are added next, then checked
  * by run); returns its output. */
-static int node(const char *op, int nin, const int *in, int graph_output) {
+static int node(const char *op, int nin, const int *in, int is_output) {
     int out = rlx_value_add(g, rlx_fmt("out%d", nvalues++));
-    if (graph_output) {
-        g->v[out].flags |= RLX_V_OUTPUT;
-        g->outputs = rlx_realloc(g->outputs, sizeof(int) * (size_t)g->noutputs,
-                                 sizeof(int) * (size_t)(g->noutputs + 1));
-        g->outputs[g->noutputs++] = out;
+    if (is_output) {
+        graph_output(out);
     }
     rlx_node_add(g, rlx_fmt("n%d", nvalues), (RlxOp)rlx_op_from_name(op), nin, in, 1, &out);
     return out;
@@ -287,32 +274,6 @@ static int node(const char *op, int nin, const int *in, int graph_output) {
 
 /* An int attribute of the node added last. */
 static void set_attr(const char *name, int64_t v) { rlx_attr_add(g, g->nn - 1, name, RLX_A_INT)->i = v; }
-
-static int run(void) {
-    jmp_buf jb;
-    if (rlx_try(jb)) {
-        rlx_diag.jmp = NULL;
-        return 1;
-    }
-    for (int n = 0; n < g->nn; n++) rlx_attr_check(g, n);
-    rlx_schedule(g);
-    rlx_infer(g);
-    rlx_legalize(g, "c");
-    rlx_diag.jmp = NULL;
-    return 0;
-}
-
-static void shape_is(int v, RlxDType dt, int rank, const int64_t *dims) {
-    const RlxValue *x = &g->v[v];
-    cr_assert_eq(x->dtype, dt, "%s: dtype %s", x->name, rlx_dtype_name(x->dtype));
-    cr_assert_eq(x->rank, rank, "%s: shape %s", x->name, rlx_shape_str(x));
-    for (int i = 0; i < rank; i++) cr_assert_eq(x->dims[i], dims[i], "%s: shape %s", x->name, rlx_shape_str(x));
-}
-
-static void fails_with(const char *text) {
-    cr_assert_eq(run(), 1, "expected an error containing \"%s\"", text);
-    cr_assert(strstr(rlx_diag.msg, text), "message \"%s\" lacks \"%s\"", rlx_diag.msg, text);
-}
 
 Test(signal_infer, shapes) {
     g = rlx_graph_new("t.rlxg");

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "rlx.h"
+#define TG_PASSES (TG_CHECK_ATTRS | TG_LEGALIZE)
+#include "testgraph.h"
 
 static rk_ctx ctx = {1};
 
@@ -289,35 +291,9 @@ Test(vision_kernel, det) {
 
 /* ---- inference ---- */
 
-static RlxGraph *g;
-
-static int value(const char *name, RlxDType dt, int rank, const int64_t *dims, int flags) {
-    int v = rlx_value_add(g, name);
-    g->v[v].dtype = dt;
-    g->v[v].rank = rank;
-    memcpy(g->v[v].dims, dims, sizeof(int64_t) * (size_t)rank);
-    g->v[v].flags |= flags;
-    if (flags & RLX_V_INPUT) {
-        g->inputs = rlx_realloc(g->inputs, sizeof(int) * (size_t)g->ninputs, sizeof(int) * (size_t)(g->ninputs + 1));
-        g->inputs[g->ninputs++] = v;
-    }
-    return v;
-}
-
-static int weight(const char *name, RlxDType dt, int64_t n, const void *data) {
-    int v = value(name, dt, 1, &n, RLX_V_WEIGHT);
-    size_t bytes = (size_t)n * (size_t)rlx_dtype_size(dt);
-    uint8_t *p = rlx_alloc(bytes + 1);
-    memcpy(p, data, bytes);
-    g->v[v].data = p;
-    return v;
-}
-
 static int node(const char *op, int nin, const int *in) {
     int out = rlx_value_add(g, rlx_fmt("out%d", g->nv));
-    g->v[out].flags |= RLX_V_OUTPUT;
-    g->outputs = rlx_realloc(g->outputs, sizeof(int) * (size_t)g->noutputs, sizeof(int) * (size_t)(g->noutputs + 1));
-    g->outputs[g->noutputs++] = out;
+    graph_output(out);
     rlx_node_add(g, "n", (RlxOp)rlx_op_from_name(op), nin, in, 1, &out);
     return out;
 }
@@ -330,40 +306,14 @@ static void attr_ints(const char *name, int n, const int64_t *v) {
     memcpy(a->ints, v, sizeof(int64_t) * (size_t)n);
 }
 
-static int run(void) {
-    jmp_buf jb;
-    if (rlx_try(jb)) {
-        rlx_diag.jmp = NULL;
-        return 1;
-    }
-    for (int n = 0; n < g->nn; n++) rlx_attr_check(g, n);
-    rlx_schedule(g);
-    rlx_infer(g);
-    rlx_legalize(g, "c");
-    rlx_diag.jmp = NULL;
-    return 0;
-}
-
-static void shape_is(int v, RlxDType dt, int rank, const int64_t *dims) {
-    const RlxValue *x = &g->v[v];
-    cr_assert_eq(x->dtype, dt, "%s: dtype %s", x->name, rlx_dtype_name(x->dtype));
-    cr_assert_eq(x->rank, rank, "%s: shape %s", x->name, rlx_shape_str(x));
-    for (int i = 0; i < rank; i++) cr_assert_eq(x->dims[i], dims[i], "%s: shape %s", x->name, rlx_shape_str(x));
-}
-
-static void fails_with(const char *text) {
-    cr_assert_eq(run(), 1, "expected an error containing \"%s\"", text);
-    cr_assert(strstr(rlx_diag.msg, text), "message \"%s\" lacks \"%s\"", rlx_diag.msg, text);
-}
-
 Test(vision_infer, shapes) {
     g = rlx_graph_new("t.rlxg");
-    int x = value("x", RLX_F32, 4, (int64_t[]){2, 3, 4, 4}, RLX_V_INPUT);
-    int grid = value("grid", RLX_F32, 4, (int64_t[]){2, 5, 7, 2}, RLX_V_INPUT);
-    int rois = value("rois", RLX_F32, 2, (int64_t[]){6, 4}, RLX_V_INPUT);
-    int bi = value("bi", RLX_I64, 1, (int64_t[]){6}, RLX_V_INPUT);
-    int idx = value("idx", RLX_I64, 4, (int64_t[]){2, 3, 4, 4}, RLX_V_INPUT);
-    int m = value("m", RLX_F64, 3, (int64_t[]){3, 5, 5}, RLX_V_INPUT);
+    int x = input("x", RLX_F32, 4, (int64_t[]){2, 3, 4, 4});
+    int grid = input("grid", RLX_F32, 4, (int64_t[]){2, 5, 7, 2});
+    int rois = input("rois", RLX_F32, 2, (int64_t[]){6, 4});
+    int bi = input("bi", RLX_I64, 1, (int64_t[]){6});
+    int idx = input("idx", RLX_I64, 4, (int64_t[]){2, 3, 4, 4});
+    int m = input("m", RLX_F64, 3, (int64_t[]){3, 5, 5});
     int os = weight("os", RLX_I64, 4, (int64_t[]){2, 3, 9, 10});
     int gs = node("GridSample", 2, (int[]){x, grid});
     attr_s("mode", "bicubic");
@@ -390,36 +340,36 @@ Test(vision_infer, shapes) {
 
 Test(vision_infer, errors) {
     g = rlx_graph_new("t.rlxg");
-    int x = value("x", RLX_F32, 4, (int64_t[]){1, 1, 4, 4}, RLX_V_INPUT);
-    int grid = value("grid", RLX_F32, 4, (int64_t[]){1, 2, 2, 3}, RLX_V_INPUT);
+    int x = input("x", RLX_F32, 4, (int64_t[]){1, 1, 4, 4});
+    int grid = input("grid", RLX_F32, 4, (int64_t[]){1, 2, 2, 3});
     node("GridSample", 2, (int[]){x, grid});
     fails_with("must have shape [1, H_out, W_out, 2]");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 4, (int64_t[]){1, 1, 4, 4}, RLX_V_INPUT);
-    grid = value("grid", RLX_F32, 4, (int64_t[]){1, 2, 2, 2}, RLX_V_INPUT);
+    x = input("x", RLX_F32, 4, (int64_t[]){1, 1, 4, 4});
+    grid = input("grid", RLX_F32, 4, (int64_t[]){1, 2, 2, 2});
     node("GridSample", 2, (int[]){x, grid});
     attr_s("mode", "linear");   /* opset 20's name, not 16's */
     fails_with("mode 'linear' is not one of bilinear, nearest or bicubic");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 4, (int64_t[]){2, 1, 4, 4}, RLX_V_INPUT);
-    int rois = value("rois", RLX_F32, 2, (int64_t[]){2, 4}, RLX_V_INPUT);
+    x = input("x", RLX_F32, 4, (int64_t[]){2, 1, 4, 4});
+    int rois = input("rois", RLX_F32, 2, (int64_t[]){2, 4});
     int bi = weight("bi", RLX_I64, 2, (int64_t[]){1, 2});
     node("RoiAlign", 3, (int[]){x, rois, bi});
     fails_with("batch index 2 (element 1 of 'bi') is outside [0, 2)");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 4, (int64_t[]){2, 1, 4, 4}, RLX_V_INPUT);
-    rois = value("rois", RLX_F32, 2, (int64_t[]){2, 4}, RLX_V_INPUT);
-    bi = value("bi", RLX_I32, 1, (int64_t[]){2}, RLX_V_INPUT);
+    x = input("x", RLX_F32, 4, (int64_t[]){2, 1, 4, 4});
+    rois = input("rois", RLX_F32, 2, (int64_t[]){2, 4});
+    bi = input("bi", RLX_I32, 1, (int64_t[]){2});
     node("RoiAlign", 3, (int[]){x, rois, bi});
     fails_with("batch_indices 'bi' must be i64, not i32");
 
     /* indices address the unpooled 1 x 1 x 2 x 2 = 4 elements */
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 4, (int64_t[]){1, 1, 1, 1}, RLX_V_INPUT);
-    int idx = value("idx", RLX_I64, 4, (int64_t[]){1, 1, 1, 1}, RLX_V_WEIGHT);
+    x = input("x", RLX_F32, 4, (int64_t[]){1, 1, 1, 1});
+    int idx = typed_value("idx", RLX_I64, 4, (int64_t[]){1, 1, 1, 1}, RLX_V_WEIGHT);
     g->v[idx].data = (const uint8_t *)&(int64_t){4};
     int os = weight("os", RLX_I64, 4, (int64_t[]){1, 1, 3, 3});
     node("MaxUnpool", 3, (int[]){x, idx, os});
@@ -427,8 +377,8 @@ Test(vision_infer, errors) {
     fails_with("index 4 (element 0 of 'idx') is outside [0, 4)");
 
     g = rlx_graph_new("t.rlxg");
-    x = value("x", RLX_F32, 4, (int64_t[]){1, 1, 2, 2}, RLX_V_INPUT);
-    idx = value("idx", RLX_I64, 4, (int64_t[]){1, 1, 2, 2}, RLX_V_INPUT);
+    x = input("x", RLX_F32, 4, (int64_t[]){1, 1, 2, 2});
+    idx = input("idx", RLX_I64, 4, (int64_t[]){1, 1, 2, 2});
     os = weight("os", RLX_I64, 4, (int64_t[]){1, 1, 3, 5});
     node("MaxUnpool", 3, (int[]){x, idx, os});
     attr_ints("kernel_shape", 2, (int64_t[]){2, 2});
@@ -436,12 +386,12 @@ Test(vision_infer, errors) {
     fails_with("be at least the unpooled shape [1,1,4,4]");
 
     g = rlx_graph_new("t.rlxg");
-    int m = value("m", RLX_F32, 3, (int64_t[]){2, 3, 4}, RLX_V_INPUT);
+    int m = input("m", RLX_F32, 3, (int64_t[]){2, 3, 4});
     node("Det", 1, (int[]){m});
     fails_with("must hold square matrices in its last two axes");
 
     g = rlx_graph_new("t.rlxg");
-    m = value("m", RLX_I32, 2, (int64_t[]){2, 2}, RLX_V_INPUT);
+    m = input("m", RLX_I32, 2, (int64_t[]){2, 2});
     node("Det", 1, (int[]){m});
     fails_with("input 'm' has dtype i32, but Det needs a float type");
 }
