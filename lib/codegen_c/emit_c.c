@@ -109,32 +109,43 @@ static void emit_thunk_comment(Emit *E, const RlxThunk *t, int step) {
 
 /* ---- kernel calls ---- */
 
+/* An int parameter as the reader wants it: dtypes and activations by name. */
+static const char *int_param(const char *name, int64_t v) {
+    static const char *acts[] = {"RS_ACT_NONE", "RS_ACT_RELU", "RS_ACT_CLIP", "RS_ACT_LEAKYRELU", "RS_ACT_SIGMOID",
+                                 "RS_ACT_HARDSIGMOID", "RS_ACT_HARDSWISH", "RS_ACT_TANH", "RS_ACT_SILU"};
+    size_t n = strlen(name);
+    if (n >= 5 && !strcmp(name + n - 5, "dtype") && v >= 0 && v < RLX_NDTYPES) return dtype_enum((RlxDType)v);
+    if (!strcmp(name, "act") && v >= 0 && v < (int64_t)(sizeof acts / sizeof acts[0])) return acts[v];
+    return rlx_fmt("%lld", (long long)v);
+}
+
+/* A kernel call: the params as a designated initializer, wrapped at about
+ * 100 columns, then the operands as offsets into A and W. */
 static void emit_kernel(Emit *E, const RlxThunk *t) {
     const RlxKernelInfo *k = &rlx_kernels[t->kind];
-    RlxBuf p = {0};
     const char *f = k->fields;
-    int slot = 0, first = 1;
+    int slot = 0;
+    const char **parts = rlx_alloc(sizeof(char *) * (size_t)(t->np + 1));
+    int nparts = 0;
     while (*f) {
         char kind = f[0];
         const char *nm = f + 2;
         size_t nl = strcspn(nm, " ");
         const char *name = rlx_strndup(nm, nl);
-        const char *sep = first ? "" : ", ";
         if (kind == 'i') {
-            rlx_buf_printf(&p, "%s.%s = %lld", sep, name, (long long)t->p[slot].i);
-            first = 0;
+            parts[nparts++] = rlx_fmt(".%s = %s", name, int_param(name, t->p[slot].i));
         } else if (kind == 'f') {
-            rlx_buf_printf(&p, "%s.%s = %s", sep, name, float_lit(t->p[slot].f, 1));
-            first = 0;
+            parts[nparts++] = rlx_fmt(".%s = %s", name, float_lit(t->p[slot].f, 1));
         } else {
             /* arrays: up to the last nonzero entry; all-zero ones are omitted */
             int last = RK_MAX_RANK;
             while (last > 0 && t->p[slot + last - 1].i == 0) last--;
             if (last) {
-                rlx_buf_printf(&p, "%s.%s = {", sep, name);
-                for (int i = 0; i < last; i++) rlx_buf_printf(&p, "%s%lld", i ? ", " : "", (long long)t->p[slot + i].i);
-                rlx_buf_printf(&p, "}");
-                first = 0;
+                RlxBuf a = {0};
+                rlx_buf_printf(&a, ".%s = {", name);
+                for (int i = 0; i < last; i++) rlx_buf_printf(&a, "%s%lld", i ? ", " : "", (long long)t->p[slot + i].i);
+                rlx_buf_printf(&a, "}");
+                parts[nparts++] = a.data;
             }
         }
         slot += kind == 'a' ? RK_MAX_RANK : 1;
@@ -144,8 +155,21 @@ static void emit_kernel(Emit *E, const RlxThunk *t) {
     RlxBuf ins = {0}, outs = {0};
     for (int i = 0; i < t->nin; i++) rlx_buf_printf(&ins, "%s%s", i ? ", " : "", slot_expr(&t->in[i]));
     for (int i = 0; i < t->nout; i++) rlx_buf_printf(&outs, "%s%s", i ? ", " : "", slot_expr(&t->out[i]));
-    rlx_emit(E->b, "if ((st = rk_%s(ctx, &(const rk_%s_params){%s},", k->name, k->name, p.data ? p.data : "0");
-    rlx_emit(E->b, "        IN(%s), OUT(%s)))) return st;", t->nin ? ins.data : "NULL", outs.data);
+    rlx_emit(E->b, "if ((st = rk_%s(ctx, &(const rk_%s_params){", k->name, k->name);
+    E->b->indent += 2;
+    RlxBuf line = {0};
+    for (int i = 0; i < nparts; i++) {
+        if (line.len && line.len + strlen(parts[i]) > 90) {
+            rlx_emit(E->b, "%s", line.data);
+            line.len = 0;
+            line.data[0] = 0;
+        }
+        rlx_buf_printf(&line, "%s%s%s", line.len ? " " : "", parts[i], i + 1 < nparts ? "," : "");
+    }
+    if (line.len) rlx_emit(E->b, "%s", line.data);
+    if (!nparts) rlx_emit(E->b, "0");
+    E->b->indent -= 2;
+    rlx_emit(E->b, "    }, IN(%s), OUT(%s)))) return st;", t->nin ? ins.data : "NULL", outs.data);
 }
 
 /* ---- elementwise regions ---- */
