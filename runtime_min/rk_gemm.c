@@ -27,7 +27,8 @@
  * only cuts along MR/NR-aligned tile boundaries) give identical bits.
  *
  * Two micro-kernels, chosen at compile time: AVX2+FMA intrinsics (6 x 16, 12
- * accumulators) when the compiler targets them, else plain C that compilers
+ * accumulators; with AVX-512F also a 12 x 16 one over two A micro-panels)
+ * when the compiler targets them, else plain C that compilers
  * auto-vectorize. Both use the same MR/NR so the packed layout never depends
  * on compiler flags. For few rows and untransposed B, B is read in place
  * (packing it would cost as much as the product); only its ragged last
@@ -352,6 +353,77 @@ static void micro_kernel_tall(int rows2, int64_t kc, const float *a0, const floa
 }
 #define RK_HAVE_TALL 1
 
+#if defined(__AVX512F__)
+/* 12 x 16 with AVX-512: two A micro-panels (a0 full, a1 with rows2 rows)
+ * against one 16-wide B micro-panel, one zmm per row. 12 independent sums
+ * keep both 512-bit FMA pipes busy, twice the 6 x 16 AVX2 tile's work per
+ * instruction. The packed layout is the AVX2 one (MR = 6, NR = 16), so
+ * weights packed by an rlxc built without AVX-512 still fit. Each element
+ * sees exactly kernel_avx2's operations (fma in k order, alpha*, beta fma),
+ * so results match the 6 x 16 path bit for bit. */
+RK_INLINE void kernel_avx512(int rows2, int64_t kc, const float *a0, const float *a1, const float *b, int64_t brs,
+                             float *c, int64_t ldc, float alpha, float beta, int read_c) {
+    __m512 x0 = _mm512_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0;
+    __m512 y0 = x0, y1 = x0, y2 = x0, y3 = x0, y4 = x0, y5 = x0;
+    for (int i = 0; i < MR + rows2; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+    for (int64_t p = 0; p < kc; p++) {
+        __m512 b0 = _mm512_loadu_ps(b);
+        _mm_prefetch((const char *)(a0 + 8 * MR), _MM_HINT_T0);
+        _mm_prefetch((const char *)(a1 + 8 * MR), _MM_HINT_T0);
+        x0 = _mm512_fmadd_ps(_mm512_set1_ps(a0[0]), b0, x0);
+        x1 = _mm512_fmadd_ps(_mm512_set1_ps(a0[1]), b0, x1);
+        x2 = _mm512_fmadd_ps(_mm512_set1_ps(a0[2]), b0, x2);
+        x3 = _mm512_fmadd_ps(_mm512_set1_ps(a0[3]), b0, x3);
+        x4 = _mm512_fmadd_ps(_mm512_set1_ps(a0[4]), b0, x4);
+        x5 = _mm512_fmadd_ps(_mm512_set1_ps(a0[5]), b0, x5);
+        if (rows2 > 0) y0 = _mm512_fmadd_ps(_mm512_set1_ps(a1[0]), b0, y0);
+        if (rows2 > 1) y1 = _mm512_fmadd_ps(_mm512_set1_ps(a1[1]), b0, y1);
+        if (rows2 > 2) y2 = _mm512_fmadd_ps(_mm512_set1_ps(a1[2]), b0, y2);
+        if (rows2 > 3) y3 = _mm512_fmadd_ps(_mm512_set1_ps(a1[3]), b0, y3);
+        if (rows2 > 4) y4 = _mm512_fmadd_ps(_mm512_set1_ps(a1[4]), b0, y4);
+        if (rows2 > 5) y5 = _mm512_fmadd_ps(_mm512_set1_ps(a1[5]), b0, y5);
+        a0 += MR;
+        a1 += MR;
+        b += brs;
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(read_c ? beta : 0.0f);
+#define RK_STORE1(i, acc)                                                                \
+    if (i < MR + rows2) {                                                                \
+        float *ci = c + i * ldc;                                                         \
+        __m512 r0 = _mm512_mul_ps(va, acc);                                              \
+        if (read_c) r0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci), r0);                   \
+        _mm512_storeu_ps(ci, r0);                                                        \
+    }
+    RK_STORE1(0, x0)
+    RK_STORE1(1, x1)
+    RK_STORE1(2, x2)
+    RK_STORE1(3, x3)
+    RK_STORE1(4, x4)
+    RK_STORE1(5, x5)
+    RK_STORE1(6, y0)
+    RK_STORE1(7, y1)
+    RK_STORE1(8, y2)
+    RK_STORE1(9, y3)
+    RK_STORE1(10, y4)
+    RK_STORE1(11, y5)
+#undef RK_STORE1
+}
+
+/* Two A micro-panels (a0 full, a1 with rows2 rows) against 16 columns. */
+static void micro_kernel_wide(int rows2, int64_t kc, const float *a0, const float *a1, const float *b, int64_t brs,
+                              float *c, int64_t ldc, float alpha, float beta, int read_c) {
+    switch (rows2) {
+    case 1: kernel_avx512(1, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    case 2: kernel_avx512(2, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    case 3: kernel_avx512(3, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    case 4: kernel_avx512(4, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    case 5: kernel_avx512(5, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    default: kernel_avx512(MR, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    }
+}
+#define RK_HAVE_WIDE 1
+#endif
+
 #define RK_KERNEL_CASE(r)                                                                        \
     case r:                                                                                      \
         if (nv == 2) kernel_avx2(r, 2, kc, a, b, brs, c, ldc, alpha, beta, read_c);              \
@@ -451,6 +523,10 @@ static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const flo
 
 #endif
 
+#ifndef RK_HAVE_WIDE
+#define RK_HAVE_WIDE 0
+#endif
+
 /* ---- the blocked driver ---- */
 
 typedef struct {
@@ -474,12 +550,16 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
             int rows = (int)min64(MR, mc - ir);
             const float *ap = pa + ir * kc;
             float *ct = c + ir * ldc + jr;
-            int tall = 0;
+            int tall = 0, wide = 0;
 #if RK_HAVE_TALL
             /* two row tiles at once for 8 or fewer columns */
             if (nv == 1 && rows == MR && ir + MR < mc) tall = 1;
 #endif
-            int all_rows = tall ? (int)min64(2 * MR, mc - ir) : rows;
+#if RK_HAVE_WIDE
+            /* and, with AVX-512, for 9 to 16 columns */
+            if (nv == 2 && rows == MR && ir + MR < mc) wide = 1;
+#endif
+            int all_rows = tall || wide ? (int)min64(2 * MR, mc - ir) : rows;
             float tile[2 * MR * NR];
             float *dst = ct;
             int64_t ldd = ldc;
@@ -493,6 +573,11 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
 #if RK_HAVE_TALL
             if (tall)
                 micro_kernel_tall(all_rows - MR, kc, ap, ap + MR * kc, bp, bstride, dst, ldd, alpha, beta, read_c);
+            else
+#endif
+#if RK_HAVE_WIDE
+            if (wide)
+                micro_kernel_wide(all_rows - MR, kc, ap, ap + MR * kc, bp, bstride, dst, ldd, alpha, beta, read_c);
             else
 #endif
                 micro_kernel(rows, nv, kc, ap, bp, bstride, dst, ldd, alpha, beta, read_c);
