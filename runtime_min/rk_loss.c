@@ -24,47 +24,10 @@
  * on the storage width beyond that final rounding.
  */
 #include "rlx_rt.h"
+#include "rk_typed.h"
 
 #include <math.h>
 #include <string.h>
-
-static double load_float(int64_t dtype, const void *base, int64_t i) {
-    const uint8_t *p = base;
-    switch (dtype) {
-    case RLX_F64: {
-        double v;
-        memcpy(&v, p + 8 * i, 8);
-        return v;
-    }
-    case RLX_F16: case RLX_BF16: {
-        uint16_t h;
-        memcpy(&h, p + 2 * i, 2);
-        return dtype == RLX_F16 ? rlx_f16_to_f32(h) : rlx_bf16_to_f32(h);
-    }
-    default: {
-        float v;
-        memcpy(&v, p + 4 * i, 4);
-        return v;
-    }
-    }
-}
-
-static void store_float(int64_t dtype, void *base, int64_t i, double v) {
-    uint8_t *p = base;
-    switch (dtype) {
-    case RLX_F64: memcpy(p + 8 * i, &v, 8); break;
-    case RLX_F16: case RLX_BF16: {
-        uint16_t h = dtype == RLX_F16 ? rlx_f32_to_f16((float)v) : rlx_f32_to_bf16((float)v);
-        memcpy(p + 2 * i, &h, 2);
-        break;
-    }
-    default: {
-        float f = (float)v;
-        memcpy(p + 4 * i, &f, 4);
-        break;
-    }
-    }
-}
 
 static int64_t load_index(int64_t dtype, const void *base, int64_t i) {
     const uint8_t *p = base;
@@ -98,31 +61,31 @@ static int loss_kernel(const rk_nll_loss_params *p, const void *const *in, void 
             if (softmax) {
                 double mx = -INFINITY;
                 for (int64_t k = 0; k < c; k++) {
-                    double v = load_float(dt, x, col + k * inner);
+                    double v = rk_load_f64(dt, x, col + k * inner);
                     if (v > mx || v != v) mx = v;
                 }
                 double sum = 0.0;
-                for (int64_t k = 0; k < c; k++) sum += exp(load_float(dt, x, col + k * inner) - mx);
+                for (int64_t k = 0; k < c; k++) sum += exp(rk_load_f64(dt, x, col + k * inner) - mx);
                 lse = mx + log(sum);
                 if (log_prob)
                     for (int64_t k = 0; k < c; k++)
-                        store_float(dt, out[1], col + k * inner, load_float(dt, x, col + k * inner) - lse);
+                        rk_store_f64(dt, out[1], col + k * inner, rk_load_f64(dt, x, col + k * inner) - lse);
             }
             int64_t t = load_index(p->tgt_dtype, target, pos);
             double loss = 0.0, w = 0.0;
             if (!(p->has_ignore && t == p->ignore_index)) {
                 if (t < 0 || t >= c) return RLX_E_RANGE;
-                w = weight ? load_float(dt, weight, t) : 1.0;
-                double picked = load_float(dt, x, col + t * inner) - lse;
+                w = weight ? rk_load_f64(dt, weight, t) : 1.0;
+                double picked = rk_load_f64(dt, x, col + t * inner) - lse;
                 loss = -picked * w;
             }
-            if (p->reduction == 0) store_float(dt, out[0], pos, loss);
+            if (p->reduction == 0) rk_store_f64(dt, out[0], pos, loss);
             loss_sum += loss;
             weight_sum += w;
         }
     }
-    if (p->reduction == 1) store_float(dt, out[0], 0, loss_sum);
-    if (p->reduction == 2) store_float(dt, out[0], 0, loss_sum / weight_sum);
+    if (p->reduction == 1) rk_store_f64(dt, out[0], 0, loss_sum);
+    if (p->reduction == 2) rk_store_f64(dt, out[0], 0, loss_sum / weight_sum);
     return RLX_OK;
 }
 

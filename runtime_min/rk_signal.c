@@ -23,33 +23,13 @@
  * than written out of bounds.
  */
 #include "rlx_rt.h"
+#include "rk_typed.h"
 #include "rk_signal.h"
 
 #include <math.h>
 #include <string.h>
 
 static const double two_pi = 6.283185307179586476925286766559;
-
-static double load_float(int64_t dtype, const void *base, int64_t i) {
-    const uint8_t *p = base;
-    switch (dtype) {
-    case RLX_F64: {
-        double v;
-        memcpy(&v, p + 8 * i, 8);
-        return v;
-    }
-    case RLX_F16: case RLX_BF16: {
-        uint16_t h;
-        memcpy(&h, p + 2 * i, 2);
-        return dtype == RLX_F16 ? rlx_f16_to_f32(h) : rlx_bf16_to_f32(h);
-    }
-    default: {
-        float v;
-        memcpy(&v, p + 4 * i, 4);
-        return v;
-    }
-    }
-}
 
 static int64_t load_int(int64_t dtype, const void *base, int64_t i) {
     const uint8_t *p = base;
@@ -211,8 +191,8 @@ int rk_dft(rk_ctx *ctx, const void *params, const void *const *in, void *const *
         for (int64_t i = 0; i < p->inner; i++) {
             for (int64_t k = 0; k < p->n; k++) {
                 int64_t at = ((o * p->len + k) * p->inner + i) * cin;
-                t.col[2 * k] = k < used ? load_float(p->dtype, in[0], at) : 0;
-                t.col[2 * k + 1] = k < used && cin == 2 ? load_float(p->dtype, in[0], at + 1) : 0;
+                t.col[2 * k] = k < used ? rk_load_f64(p->dtype, in[0], at) : 0;
+                t.col[2 * k + 1] = k < used && cin == 2 ? rk_load_f64(p->dtype, in[0], at + 1) : 0;
             }
             transform_run(&t);
             for (int64_t m = 0; m < p->nout; m++) {
@@ -238,10 +218,10 @@ int rk_stft(rk_ctx *ctx, const void *params, const void *const *in, void *const 
     for (int64_t b = 0; b < p->batch; b++) {
         for (int64_t f = 0; f < p->frames; f++) {
             for (int64_t k = 0; k < p->flen; k++) {
-                double w = p->has_window ? load_float(p->dtype, in[1], k) : 1.0;
+                double w = p->has_window ? rk_load_f64(p->dtype, in[1], k) : 1.0;
                 int64_t at = (b * p->len + f * p->step + k) * cin;
-                t.col[2 * k] = load_float(p->dtype, in[0], at) * w;
-                t.col[2 * k + 1] = cin == 2 ? load_float(p->dtype, in[0], at + 1) * w : 0;
+                t.col[2 * k] = rk_load_f64(p->dtype, in[0], at) * w;
+                t.col[2 * k + 1] = cin == 2 ? rk_load_f64(p->dtype, in[0], at + 1) * w : 0;
             }
             transform_run(&t);
             for (int64_t m = 0; m < p->nbins; m++) {
@@ -292,8 +272,8 @@ int rk_mel_weight_matrix(rk_ctx *ctx, const void *params, const void *const *in,
     int64_t mels = p->num_mel_bins, nspec = p->dft_length / 2 + 1;
     if (mels < 0 || p->dft_length < 1 || !is_float_dtype(p->edge_dtype)) return RLX_E_ARG;
     double rate = (double)load_int(p->sr_dtype, in[0], 0);
-    double lo = hz_to_mel(load_float(p->edge_dtype, in[1], 0));
-    double hi = hz_to_mel(load_float(p->edge_dtype, in[2], 0));
+    double lo = hz_to_mel(rk_load_f64(p->edge_dtype, in[1], 0));
+    double hi = hz_to_mel(rk_load_f64(p->edge_dtype, in[2], 0));
     if (!(rate > 0)) return RLX_E_ARG;
     for (int64_t i = 0; i < nspec * mels; i++) store_any(p->dtype, out[0], i, 0.0);
     /* the reference divides the mel range by mels + 2 (its count of edges) */
