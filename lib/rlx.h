@@ -153,6 +153,7 @@ const char *rlx_attr_s(const RlxNode *n, const char *name, const char *dflt);
  * and rejects unknown names or wrong kinds. */
 void rlx_attr_check(RlxGraph *g, int node);
 
+static inline int64_t rlx_align64(int64_t n) { return (n + 63) & ~(int64_t)63; }   /* n >= 0 */
 int64_t rlx_value_numel(const RlxValue *v);     /* errors on overflow */
 int64_t rlx_value_bytes(const RlxValue *v);     /* numel * dtype size; errors on overflow */
 /* Reads element i of a weight as int64 / double (any dtype). */

@@ -19,6 +19,7 @@
  * and round once to the output dtype.
  */
 #include "rlx_rt.h"
+#include "rk_typed.h"
 #include "rlx_scalar.h"
 
 #include <math.h>
@@ -278,17 +279,6 @@ int rk_pool_nd(rk_ctx *ctx, const void *params, const void *const *in, void *con
 
 /* ---- convolution ---- */
 
-/* Output indices o in [*lo, *hi) (of n) whose coordinate o*stride + offset
- * lies in [0, size). */
-static void out_range(int64_t n, int64_t stride, int64_t offset, int64_t size, int64_t *lo, int64_t *hi) {
-    int64_t a = -offset <= 0 ? 0 : (-offset + stride - 1) / stride;
-    int64_t b = size - offset <= 0 ? 0 : (size - offset + stride - 1) / stride;
-    if (b > n) b = n;
-    if (a > b) a = b;
-    *lo = a;
-    *hi = b;
-}
-
 int rk_conv_nd_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_conv_nd_f32_params *p = params;
     (void)ctx;
@@ -323,7 +313,7 @@ int rk_conv_nd_f32(rk_ctx *ctx, const void *params, const void *const *in, void 
                                 for (int64_t kx = 0; kx < k[2]; kx++) {
                                     float wv = wrow[kx];
                                     int64_t off = kx * d[2] - pb[2], lo, hi;
-                                    out_range(od[2], s[2], off, id[2], &lo, &hi);
+                                    rk_out_range(od[2], s[2], off, id[2], &lo, &hi);
                                     if (s[2] == 1) {
                                         const float *xs = xrow + (lo + off);
                                         float *ys = yrow + lo;
@@ -374,7 +364,7 @@ int rk_conv_transpose_f32(rk_ctx *ctx, const void *params, const void *const *in
                         for (int64_t kx = 0; kx < k[2]; kx++) {
                             float wv = wc[(kz * k[1] + ky) * k[2] + kx];
                             int64_t off = kx * d[2] - pb[2], lo, hi;
-                            out_range(id[2], s[2], off, od[2], &lo, &hi);
+                            rk_out_range(id[2], s[2], off, od[2], &lo, &hi);
                             for (int64_t iz = 0; iz < id[0]; iz++) {
                                 int64_t oz = iz * s[0] - pb[0] + kz * d[0];
                                 if (oz < 0 || oz >= od[0]) continue;

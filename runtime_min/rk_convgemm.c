@@ -21,6 +21,7 @@
 
 #include "rk_gemm.h"
 #include "rlx_rt.h"
+#include "rk_typed.h"
 #include "rlx_scalar.h"
 
 typedef struct {
@@ -70,17 +71,6 @@ static void epilogue_rows(const Conv *C, float *y, const float *res, int64_t o0,
                      p->act, (float)p->act_a, (float)p->act_b);
 }
 
-/* First and one-past-last output index o whose input coordinate
- * o*stride + offset lies in [0, size). */
-static void clip_range(int64_t nout, int64_t stride, int64_t offset, int64_t size, int64_t *lo, int64_t *hi) {
-    int64_t l = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-    int64_t h = size - offset <= 0 ? 0 : (size - offset + stride - 1) / stride;
-    if (h > nout) h = nout;
-    if (l > h) l = h;
-    *lo = l;
-    *hi = h;
-}
-
 /* im2col of output columns [col0, col0+cols) of one image and group into
  * col (K x cols): row (ic, ky, kx) holds, for each output pixel, the input
  * pixel that tap reads (0 in the padding). Walked an output row segment at
@@ -94,7 +84,7 @@ static void im2col(const Conv *C, const float *xg, float *col, int64_t col0, int
             for (int64_t kx = 0; kx < p->kw; kx++) {
                 float *dst = col + ((ic * p->kh + ky) * p->kw + kx) * cols;
                 int64_t off = kx * p->dw - p->pl, lo, hi;
-                clip_range(p->ow, p->sw, off, p->w, &lo, &hi);
+                rk_out_range(p->ow, p->sw, off, p->w, &lo, &hi);
                 int64_t j = 0;
                 while (j < cols) {
                     int64_t c = col0 + j, oy = c / p->ow, ox0 = c % p->ow;
@@ -233,7 +223,7 @@ static void direct_task(void *arg, int tid) {
                     for (int64_t kx = 0; kx < p->kw; kx++) {
                         float wv = wc[ky * p->kw + kx];
                         int64_t off = kx * p->dw - p->pl, lo, hi;
-                        clip_range(p->ow, p->sw, off, p->w, &lo, &hi);
+                        rk_out_range(p->ow, p->sw, off, p->w, &lo, &hi);
                         if (p->sw == 1) {
                             const float *xs = xrow + (lo + off);
                             float *ys = yrow + lo;

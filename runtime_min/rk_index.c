@@ -35,6 +35,7 @@
  * spec and ONNX Runtime do (the reference's -0.5 differs only for cubic).
  */
 #include "rlx_rt.h"
+#include "rk_typed.h"
 
 #include <math.h>
 #include <string.h>
@@ -164,15 +165,6 @@ static int bad_dims(const int64_t *dims, int64_t rank) {
     return 0;
 }
 
-/* Next index of an odometer over dims; 0 when it wraps around. */
-static int odometer_next(int64_t *o, const int64_t *dims, int64_t rank) {
-    for (int64_t a = rank - 1; a >= 0; a--) {
-        if (++o[a] < dims[a]) return 1;
-        o[a] = 0;
-    }
-    return 0;
-}
-
 /* ---- GatherElements / ScatterElements ---- */
 
 /* The data offset (elements) of every index element, in order, checked;
@@ -195,7 +187,7 @@ static int elements_walk(const ElementsWalk *w, int check_only, void (*visit)(vo
             for (int64_t a = 0; a < w->rank; a++) off += (a == w->axis ? ix : o[a]) * dstr[a];
             visit(ctx, k, off);
         }
-        odometer_next(o, w->idx_dims, w->rank);
+        rk_odometer_next(o, w->idx_dims, w->rank);
     }
     return RLX_OK;
 }
@@ -482,7 +474,7 @@ int rk_resize(rk_ctx *ctx, const void *params, const void *const *in, void *cons
                     w *= taps[a].w[c[a]];
                 }
                 acc += w * load_num(p->dtype, src, off);
-            } while (odometer_next(c, cn, p->rank));
+            } while (rk_odometer_next(c, cn, p->rank));
             store_num(p->dtype, dst, e, acc);
         }
         /* next output index; the taps of every axis that moved */

@@ -8,6 +8,7 @@
  */
 #include "rk_gemm.h"
 #include "rlx_rt.h"
+#include "rk_typed.h"
 #include "rlx_scalar.h"
 
 /* Small products are not worth waking threads for. */
@@ -53,14 +54,6 @@ static void epilogue(float *y, int64_t rows, int64_t cols, const float *bias, co
     }
 }
 
-static int odometer_next(int64_t *idx, const int64_t *dims, int64_t rank) {
-    for (int64_t d = rank - 1; d >= 0; d--) {
-        if (++idx[d] < dims[d]) return 1;
-        idx[d] = 0;
-    }
-    return 0;
-}
-
 int rk_matmul_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_matmul_f32_params *p = params;
     if (p->m < 0 || p->n < 0 || p->k < 0 || p->brank < 0 || p->brank > RK_MAX_RANK) return RLX_E_ARG;
@@ -103,7 +96,7 @@ int rk_matmul_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         if (st) return st;
         epilogue(c + bi * cstep, p->m, p->n, bias, res ? res + bi * cstep : NULL, p->act, (float)p->act_a,
                  (float)p->act_b);
-        odometer_next(idx, p->bdims, p->brank);
+        rk_odometer_next(idx, p->bdims, p->brank);
     }
     return RLX_OK;
 }

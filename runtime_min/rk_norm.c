@@ -20,20 +20,13 @@
  * read or write out of bounds (RLX_E_ARG).
  */
 #include "rlx_rt.h"
+#include "rk_typed.h"
 #include "rlx_scalar.h"
 
 #include <math.h>
 #include <string.h>
 
 enum { RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_PROD, RED_L1, RED_L2, RED_LOGSUM, RED_LOGSUMEXP, RED_SUMSQUARE, RED_N };
-
-static int odometer_step(int64_t *idx, const int64_t *dims, int64_t rank) {
-    for (int64_t a = rank - 1; a >= 0; a--) {
-        if (++idx[a] < dims[a]) return 1;
-        idx[a] = 0;
-    }
-    return 0;
-}
 
 /* Kept axes (with their input strides) and reduced axes of a reduction. At
  * least one reduced axis is listed (a size-1 one if none), so the inner loop
@@ -95,7 +88,7 @@ static int64_t kept_offset(const AxisSplit *s, const int64_t *kidx) {
                 V v = LOAD((x)[off_ + j_ * st_]);                                                \
                 STMT;                                                                            \
             }                                                                                    \
-        } while (odometer_step(ridx_, (s)->rdims, last_));                                       \
+        } while (rk_odometer_next(ridx_, (s)->rdims, last_));                                       \
     } while (0)
 
 /* ---- reductions ---- */
@@ -112,7 +105,7 @@ static int64_t kept_offset(const AxisSplit *s, const int64_t *kidx) {
 #define DEFINE_REDUCE_FLOAT(NAME, T, V, SFX, LOAD, STORE, EXP, LOG, SQRT, FABS)                  \
     static void NAME(const AxisSplit *s, int64_t op, const T *x, T *y) {                         \
         int64_t kidx[RK_MAX_RANK] = {0};                                                         \
-        for (int64_t o = 0; o < s->nout; o++, odometer_step(kidx, s->kdims, s->nk)) {            \
+        for (int64_t o = 0; o < s->nout; o++, rk_odometer_next(kidx, s->kdims, s->nk)) {            \
             int64_t base = kept_offset(s, kidx);                                                 \
             V acc = 0, mx = -INFINITY;                                                           \
             switch (op) {                                                                        \
@@ -153,7 +146,7 @@ static uint64_t int_result(double d, int is_signed) {
 #define DEFINE_REDUCE_INT(NAME, T, S, IS_SIGNED)                                                 \
     static void NAME(const AxisSplit *s, int64_t op, const T *x, T *y) {                         \
         int64_t kidx[RK_MAX_RANK] = {0};                                                         \
-        for (int64_t o = 0; o < s->nout; o++, odometer_step(kidx, s->kdims, s->nk)) {            \
+        for (int64_t o = 0; o < s->nout; o++, rk_odometer_next(kidx, s->kdims, s->nk)) {            \
             int64_t base = kept_offset(s, kidx);                                                 \
             uint64_t acc = 0;                                                                    \
             double d = 0, mx = -INFINITY;                                                        \
@@ -423,7 +416,7 @@ int rk_mvn_f32(rk_ctx *ctx, const void *params, const void *const *in, void *con
     const float *x = in[0];
     float *y = out[0];
     int64_t kidx[RK_MAX_RANK] = {0};
-    for (int64_t o = 0; o < s.nout; o++, odometer_step(kidx, s.kdims, s.nk)) {
+    for (int64_t o = 0; o < s.nout; o++, rk_odometer_next(kidx, s.kdims, s.nk)) {
         int64_t base = kept_offset(&s, kidx);
         float sum = 0.0f, sq = 0.0f;
         FOR_REDUCED(&s, x, base, float, LOAD_ID, sum += v);
@@ -437,7 +430,7 @@ int rk_mvn_f32(rk_ctx *ctx, const void *params, const void *const *in, void *con
             int64_t off = base;
             for (int64_t a = 0; a < last; a++) off += ridx[a] * s.rstr[a];
             for (int64_t j = 0; j < len; j++) y[off + j * st] = (x[off + j * st] - mean) * inv;
-        } while (odometer_step(ridx, s.rdims, last));
+        } while (rk_odometer_next(ridx, s.rdims, last));
     }
     return RLX_OK;
 }

@@ -1,4 +1,5 @@
-/* rk_typed.h - typed element access for kernels that work on any dtype.
+/* rk_typed.h - helpers shared by the kernel files: typed element access for
+ * kernels that work on any dtype, an odometer over dims, window clipping.
  *
  * Kernels that compute in double (or int64) whatever the tensor's storage
  * type read and write one element at a time through these: the width comes
@@ -69,6 +70,26 @@ static inline void rk_store_i64(int64_t dtype, void *base, int64_t i, int64_t v)
 
 static inline int rk_dtype_is_float(int64_t dtype) {
     return dtype == RLX_F32 || dtype == RLX_F64 || dtype == RLX_F16 || dtype == RLX_BF16;
+}
+
+/* Advances the odometer idx over dims[0..rank); 0 when it wraps around. */
+static inline int rk_odometer_next(int64_t *idx, const int64_t *dims, int64_t rank) {
+    for (int64_t a = rank - 1; a >= 0; a--) {
+        if (++idx[a] < dims[a]) return 1;
+        idx[a] = 0;
+    }
+    return 0;
+}
+
+/* Output indices o in [*lo, *hi) (of n) whose input coordinate
+ * o*stride + offset lies in [0, size): a window clipped to the image. */
+static inline void rk_out_range(int64_t n, int64_t stride, int64_t offset, int64_t size, int64_t *lo, int64_t *hi) {
+    int64_t a = -offset <= 0 ? 0 : (-offset + stride - 1) / stride;
+    int64_t b = size - offset <= 0 ? 0 : (size - offset + stride - 1) / stride;
+    if (b > n) b = n;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
 }
 
 #endif

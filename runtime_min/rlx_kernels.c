@@ -23,6 +23,7 @@
  * and data-dependent errors (a Gather index out of range: RLX_E_RANGE).
  */
 #include "rlx_rt.h"
+#include "rk_typed.h"
 #include "rlx_scalar.h"
 
 #include <math.h>
@@ -78,16 +79,6 @@ static int64_t count_elems(int64_t rank, const int64_t *dims) {
     return n;
 }
 
-/* Advances the odometer idx over dims[0..rank) (the last axis excluded by the
- * caller passing rank-1). Returns 0 when it wraps around. */
-static int odometer_next(int64_t *idx, const int64_t *dims, int64_t rank) {
-    for (int64_t a = rank - 1; a >= 0; a--) {
-        if (++idx[a] < dims[a]) return 1;
-        idx[a] = 0;
-    }
-    return 0;
-}
-
 /* ---- data movement ---- */
 
 int rk_copy(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
@@ -140,7 +131,7 @@ int rk_transpose(rk_ctx *ctx, const void *params, const void *const *in, void *c
         for (int64_t a = 0; a < rank - 1; a++) off += idx[a] * src_stride[a];
         copy_strided(dst, src + (size_t)off * esize, row, src_stride[rank - 1], esize);
         dst += (size_t)row * esize;
-    } while (odometer_next(idx, out_dims, rank - 1));
+    } while (rk_odometer_next(idx, out_dims, rank - 1));
     return RLX_OK;
 }
 
@@ -175,7 +166,7 @@ int rk_slice(rk_ctx *ctx, const void *params, const void *const *in, void *const
         for (int64_t a = 0; a < rank - 1; a++) off += idx[a] * step_stride[a];
         copy_strided(dst, src + (ptrdiff_t)off * (ptrdiff_t)esize, row, step_stride[rank - 1], esize);
         dst += (size_t)row * esize;
-    } while (odometer_next(idx, p->out_dims, rank - 1));
+    } while (rk_odometer_next(idx, p->out_dims, rank - 1));
     return RLX_OK;
 }
 
@@ -282,7 +273,7 @@ int rk_pad(rk_ctx *ctx, const void *params, const void *const *in, void *const *
             }
         }
         dst += (size_t)row * esize;
-    } while (odometer_next(idx, p->out_dims, last));
+    } while (rk_odometer_next(idx, p->out_dims, last));
     return RLX_OK;
 }
 

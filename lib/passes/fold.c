@@ -453,8 +453,6 @@ int rlx_exec_thunks(const RlxGraph *g, const RlxThunkList *tl, uint8_t *A, const
     return 0;
 }
 
-static int64_t align64(int64_t x) { return (x + 63) & ~(int64_t)63; }
-
 int rlx_fold_node(RlxGraph *g, int node) {
     RlxNode *n = &g->n[node];
     if (n->dead || n->op == RLX_OP_CONSTANT) return 0;
@@ -464,7 +462,7 @@ int rlx_fold_node(RlxGraph *g, int node) {
     for (int i = 0; i < n->nout; i++) {
         if (n->out[i] < 0) continue;
         if (g->v[n->out[i]].rank < 0) return 0;
-        out_bytes += align64(rlx_value_bytes(&g->v[n->out[i]]));
+        out_bytes += rlx_align64(rlx_value_bytes(&g->v[n->out[i]]));
         if (out_bytes > FOLD_MAX_BYTES) return 0;
     }
     /* a private plan: inputs packed as weights, outputs packed in an arena */
@@ -478,13 +476,13 @@ int rlx_fold_node(RlxGraph *g, int node) {
         int v = n->in[i];
         if (v < 0 || plan.woff[v] >= 0) continue;
         plan.woff[v] = wbytes;
-        wbytes += align64(rlx_value_bytes(&g->v[v]));
+        wbytes += rlx_align64(rlx_value_bytes(&g->v[v]));
     }
     for (int i = 0; i < n->nout; i++) {
         int v = n->out[i];
         if (v < 0) continue;
         plan.off[v] = abytes;
-        abytes += align64(rlx_value_bytes(&g->v[v]));
+        abytes += rlx_align64(rlx_value_bytes(&g->v[v]));
     }
     uint8_t *W = rlx_alloc((size_t)wbytes + 64), *A = rlx_alloc((size_t)abytes + 64);
     for (int i = 0; i < n->nin; i++) {

@@ -14,7 +14,7 @@
 static int64_t value_bytes(const RlxGraph *g, int v) {
     const RlxValue *x = &g->v[v];
     if (x->flags & RLX_V_WEIGHT) return 0;
-    return (rlx_value_bytes(x) + 63) & ~(int64_t)63;
+    return rlx_align64(rlx_value_bytes(x));
 }
 
 void rlx_schedule_memory(RlxGraph *g) {

@@ -11,8 +11,6 @@
 
 #include "rlx.h"
 
-static int64_t align64(int64_t x) { return (x + 63) & ~(int64_t)63; }
-
 /* The step where the live buffers' bytes peak, and those bytes. */
 static int peak_step(const RlxGraph *g, const RlxPlan *p, int64_t *bytes) {
     int best = 0;
@@ -21,7 +19,7 @@ static int peak_step(const RlxGraph *g, const RlxPlan *p, int64_t *bytes) {
         int64_t live = 0;
         for (int v = 0; v < g->nv; v++)
             if (p->off[v] >= 0 && p->buf[v] == v && p->bfirst[v] <= s && s <= p->blast[v])
-                live += align64(p->bufsize[v]);
+                live += rlx_align64(p->bufsize[v]);
         if (live > best_live) {
             best_live = live;
             best = s;
@@ -134,7 +132,7 @@ void rlx_report_svg(const RlxGraph *g, const RlxPlan *p, RlxBuf *out) {
     for (int v = 0; v < g->nv; v++) {
         if (p->off[v] < 0 || p->buf[v] != v || !p->bufsize[v]) continue;
         double x = left + pw * p->bfirst[v] / steps, w = pw * (p->blast[v] - p->bfirst[v] + 1) / steps;
-        double y = top + ph * (double)p->off[v] / arena, h = ph * (double)align64(p->bufsize[v]) / arena;
+        double y = top + ph * (double)p->off[v] / arena, h = ph * (double)rlx_align64(p->bufsize[v]) / arena;
         unsigned hue = (unsigned)(v * 47u % 360u);
         rlx_buf_printf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"hsl(%u,60%%,70%%)\" "
                             "stroke=\"#333\" stroke-width=\"0.5\"><title>%s: %lld bytes at offset %lld, steps %d-%d"
