@@ -244,10 +244,16 @@ void rlx_fuse_epilogues(RlxGraph *g) {
             n->out[0] = c->out[0];
             g->v[c->out[0]].producer = node;
             c->dead = 1;
-            for (int j = 0; j < c->nin; j++)
-                if (c->in[j] >= 0) nuse[c->in[j]]--;
-            for (int j = 0; j < n->nin; j++)
-                if (n->in[j] >= 0) reader[n->in[j]] = reader[n->in[j]];   /* unchanged */
+            /* c's other inputs: now read by the node (a bias or residual it
+             * took over), or by nobody (Clip's bounds, folded into rlx_act) */
+            for (int j = 0; j < c->nin; j++) {
+                int v = c->in[j];
+                if (v < 0 || v == y) continue;
+                int taken = 0;
+                for (int k = 0; k < n->nin; k++) taken |= n->in[k] == v;
+                if (taken) reader[v] = node;
+                else nuse[v]--;
+            }
             nuse[y] = 0;
         }
     }
