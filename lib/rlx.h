@@ -312,7 +312,7 @@ void rlx_fuse_epilogues(RlxGraph *g);                     /* fuse.c; before regi
  * through this one answer. */
 int rlx_step_args_in_result_type(RlxOp op);
 void rlx_fuse_elementwise(RlxGraph *g);                   /* fuse.c */
-void rlx_prepack(RlxGraph *g);                            /* prepack.c; after fusion */
+void rlx_prepack(RlxGraph *g, int winograd);              /* prepack.c; after fusion */
 
 /* Constant folding (fold.c): evaluates a node whose inputs are all
  * constants with the runtime's own kernels and scalar definitions, turns its

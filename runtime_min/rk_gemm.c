@@ -224,6 +224,12 @@ void rk_sgemm_pack_b(int64_t n, int64_t k, const float *b, int64_t ldb, int tran
     }
 }
 
+void rk_sgemm_packed_b_row(int64_t n, int64_t k, int64_t kk, int64_t *row_off, int64_t *panel_stride) {
+    int64_t kcs = kc_step(k), pc = kk / kcs * kcs, kc = min64(kcs, k - pc);
+    *row_off = pc * roundup(min64(n, NC), NR) + (kk - pc) * NR;
+    *panel_stride = NR * kc;
+}
+
 void rk_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t lda, int trans_a, float *packed_a) {
     if (m <= 0 || k <= 0) return;
     int64_t kcs = kc_step(k);

@@ -69,6 +69,11 @@ void rk_sgemm_pack_b(int64_t n, int64_t k, const float *b, int64_t ldb, int tran
 void rk_sgemm_prepacked(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,
                         const float *packed_b, float beta, float *c, int64_t ldc, void *scratch);
 
+/* Writing a packed op(B) (K x N, N <= 2048) directly: row kk's first NR
+ * columns start at *row_off, and each next NR columns *panel_stride floats
+ * further; element (kk, j) is at row_off + (j / 16) * panel_stride + j % 16. */
+void rk_sgemm_packed_b_row(int64_t n, int64_t k, int64_t kk, int64_t *row_off, int64_t *panel_stride);
+
 /* Pre-packed A (convolution weights, M = output channels): the same for an M x K op(A). */
 size_t rk_sgemm_packed_a_size(int64_t m, int64_t k);
 void rk_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t lda, int trans_a, float *packed_a);

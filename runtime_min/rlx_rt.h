@@ -163,6 +163,13 @@ int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run);
 /* Scratch bytes per thread of conv2d_f32's GEMM method (rk_convgemm.c). */
 size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk);
 
+/* Winograd 3x3 convolution (rk_wino.c): scratch bytes per thread, and the
+ * compile-time weight transform (w: oc x c x 3 x 3 -> u, rk_wino_weights_size
+ * bytes; tmp: (m+2)^2 * oc * c floats of workspace). */
+size_t rk_wino_scratch(int64_t m, int64_t c, int64_t ocb, int64_t tb);
+size_t rk_wino_weights_size(int64_t m, int64_t oc, int64_t c, int64_t ocb);
+void rk_wino_pack_weights(int64_t m, int64_t oc, int64_t c, int64_t ocb, const float *w, float *tmp, float *u);
+
 typedef int (*rk_kernel_fn)(rk_ctx *, const void *, const void *const *, void *const *);
 
 #ifdef __cplusplus

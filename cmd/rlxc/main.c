@@ -49,6 +49,8 @@ static const char usage_text[] =
     "  --blas openblas  GEMMs call OpenBLAS's cblas_sgemm (the runtime is then built with\n"
     "                   -DRLX_BLAS_OPENBLAS and linked with OpenBLAS; --build does both)\n"
     "  -O0              no fusion and no weight prepacking (the unfused reference schedule)\n"
+    "  --no-winograd    3x3 convolutions run im2col + GEMM, never Winograd (which trades a few\n"
+    "                   ulps of rounding and larger weights for fewer multiplies)\n"
     "  -v               print the time of each pass, the memory plan and the thunk count to stderr\n"
     "  --help           this text\n"
     "  --version        print the version\n";
@@ -61,6 +63,7 @@ typedef struct {
     int threads;                 /* --threads N: the model's default */
     int no_opt;                  /* -O0: no pattern, epilogue or elementwise fusion, no prepacking */
     int blas;                    /* --blas openblas */
+    int no_winograd;             /* --no-winograd */
     int ndims;                   /* --dim NAME=VALUE bindings */
     const char **dim_names;
     int64_t *dim_values;
@@ -384,6 +387,7 @@ static int parse_args(int argc, char **argv, Args *a) {
         else if (!strcmp(s, "--emit-main")) a->emit_main = 1;
         else if (!strcmp(s, "-v")) a->verbose = 1;
         else if (!strcmp(s, "-O0")) a->no_opt = 1;
+        else if (!strcmp(s, "--no-winograd")) a->no_winograd = 1;
         else if (!strcmp(s, "--blas") && has) {
             const char *b = argv[++i];
             if (!strcmp(b, "openblas")) a->blas = 1;
@@ -438,7 +442,7 @@ static void compile(const Args *a) {
     }
     pass_done("fuse");
     dump_if(a, 'f', g);
-    if (!a->no_opt && !a->blas) rlx_prepack(g);   /* OpenBLAS takes plain operands */
+    if (!a->no_opt && !a->blas) rlx_prepack(g, !a->no_winograd);   /* OpenBLAS takes plain operands */
     pass_done("prepack");
     rlx_schedule_memory(g);
     pass_done("schedule");

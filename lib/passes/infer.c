@@ -221,8 +221,8 @@ void rlx_conv_geometry(const RlxGraph *g, int node, RlxWindow *w) {
     int ns = x->rank - 2;
     memset(w, 0, sizeof *w);
     w->nsp = ns;
-    if (is_conv && rlx_attr_i(n, "rlx_a_packed", 0)) {
-        /* weights packed for the GEMM (prepack.c) are 1-D: the kernel shape
+    if (is_conv && (rlx_attr_i(n, "rlx_a_packed", 0) || rlx_attr_i(n, "rlx_wino", 0))) {
+        /* weights packed for the GEMM or Winograd (prepack.c) are 1-D: the kernel shape
          * was moved to the attribute, checked when the weights were 4-D */
         rlx_ints_attr(g, node, "kernel_shape", ns, 1, 1, w->k);
     } else if (is_conv) {

@@ -257,13 +257,50 @@ int rlx_conv_uses_gemm(const RlxGraph *g, int node) {
 }
 
 /* Output columns per GEMM block: the im2col block (K x nblk floats) fits in
- * about 256 KB, a multiple of 16 columns, at least 16. */
+ * about 256 KB, a multiple of 16 columns, at least 16; the blocks split the
+ * columns evenly (a last block of a few columns would stream all the
+ * weights again for almost no work), and a plane up to half again as big
+ * as a block stays whole. */
 static int64_t conv_block(int64_t kdim, int64_t ncols) {
-    int64_t nblk = (1024 * 1024 / 4) / (kdim ? kdim : 1);
-    nblk = nblk / 16 * 16;
-    if (nblk < 16) nblk = 16;
-    if (nblk > ncols) nblk = ncols;
-    return nblk > 0 ? nblk : 1;
+    int64_t most = (1024 * 1024 / 4) / (kdim ? kdim : 1);
+    most = most / 16 * 16;
+    if (most < 16) most = 16;
+    if (ncols <= most + most / 2) return ncols > 0 ? ncols : 1;
+    int64_t nblocks = (ncols + most - 1) / most, nblk = (ncols + nblocks - 1) / nblocks;
+    nblk = (nblk + 15) / 16 * 16;
+    return nblk < ncols ? nblk : ncols;
+}
+
+static void lower_conv_wino(RlxLower *L, int node, const RlxWindow *w) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_conv_wino_f32, node);
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_in(L, t, n->in[1]);
+    int has_bias = n->nin > 2 && n->in[2] >= 0, has_res = n->nin > 3 && n->in[3] >= 0;
+    if (has_bias) rlx_tk_in(L, t, n->in[2]);
+    if (has_res) rlx_tk_in(L, t, n->in[3]);
+    rlx_tk_out(L, t, n->out[0]);
+    int64_t m = rlx_attr_i(n, "rlx_wino", 0), tb = rlx_attr_i(n, "rlx_wino_tb", 16);
+    int64_t ocb = rlx_attr_i(n, "rlx_wino_ocb", y->dims[1]);
+    rlx_tk_i(t, "n", x->dims[0]);
+    rlx_tk_i(t, "c", x->dims[1]);
+    rlx_tk_i(t, "h", x->dims[2]);
+    rlx_tk_i(t, "w", x->dims[3]);
+    rlx_tk_i(t, "oc", y->dims[1]);
+    rlx_tk_i(t, "oh", y->dims[2]);
+    rlx_tk_i(t, "ow", y->dims[3]);
+    rlx_tk_i(t, "pt", w->pad_begin[0]);
+    rlx_tk_i(t, "pl", w->pad_begin[1]);
+    rlx_tk_i(t, "m", m);
+    rlx_tk_i(t, "tb", tb);
+    rlx_tk_i(t, "ocb", ocb);
+    rlx_tk_i(t, "has_bias", has_bias);
+    rlx_tk_i(t, "has_res", has_res);
+    rlx_tk_i(t, "act", rlx_attr_i(n, "rlx_act", 0));
+    rlx_tk_f(t, "act_a", rlx_attr_f(n, "rlx_act_a", 0));
+    rlx_tk_f(t, "act_b", rlx_attr_f(n, "rlx_act_b", 0));
+    t->scratch = (int64_t)rk_wino_scratch(m, x->dims[1], ocb, tb);
 }
 
 static void lower_conv(RlxLower *L, int node) {
@@ -273,6 +310,10 @@ static void lower_conv(RlxLower *L, int node) {
     rlx_conv_geometry(L->g, node, &w);
     int has_bias = n->nin > 2 && n->in[2] >= 0;
     if (!rlx_value_numel(y)) return;
+    if (rlx_attr_i(n, "rlx_wino", 0)) {
+        lower_conv_wino(L, node, &w);
+        return;
+    }
     RlxThunk *t = rlx_thunk_new(L->tl, w.nsp <= 2 ? RLX_K_conv2d_f32 : RLX_K_conv_nd_f32, node);
     rlx_tk_in(L, t, n->in[0]);
     rlx_tk_in(L, t, n->in[1]);

@@ -11,6 +11,7 @@
 
 #include "rlx.h"
 #include "../../runtime_min/rk_gemm.h"
+#include "../../runtime_min/rlx_rt.h"
 
 /* Conv weights (O, I/group, kh, kw) are the GEMM's A, one block per group;
  * the kernel shape moves to the attribute, as the packed weight is 1-D. */
@@ -47,12 +48,118 @@ static void prepack_conv(RlxGraph *g, int node) {
     rlx_attr_add(g, node, "rlx_a_packed", RLX_A_INT)->i = 1;
 }
 
-void rlx_prepack(RlxGraph *g) {
+/* ---- Winograd 3x3 convolutions (rk_wino.c) ----
+ * A 3x3, stride-1, ungrouped f32 convolution with constant weights may run
+ * as F(m x m, 3 x 3): the weights are transformed and packed here, and the
+ * choice among direct (im2col + GEMM), m = 2 and m = 4 is made by a cost in
+ * multiply-adds: the GEMM work with its register-tile padding (12 rows, 16
+ * columns), plus the transformed weights' bytes (they grow from 9 to (m+2)^2
+ * floats per kernel and are streamed once per run) and the transforms'
+ * traffic. Many tiles favour m = 4; a 7x7 plane with wide channels favours
+ * m = 2 or the direct method. */
+typedef struct {
+    int64_t m, tb, ocb;
+    double cost;
+} WinoPlan;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t up(int64_t a, int64_t r) { return ceil_div(a, r) * r; }
+
+enum { WINO_L2_BYTES = 1 << 20 };   /* V and M of one task should sit in about this much */
+
+static WinoPlan wino_plan(int64_t m, int64_t c, int64_t oc, int64_t oh, int64_t ow) {
+    int64_t a2 = (m + 2) * (m + 2), tiles = ceil_div(oh, m) * ceil_div(ow, m);
+    /* the fewest chunks of output channels that, with the tile blocks, give
+     * a few tasks to share among threads */
+    WinoPlan best = {m, 16, oc, 0};
+    for (int64_t nchunks = 1;; nchunks++) {
+        int64_t ocb = up(ceil_div(oc, nchunks), 12);
+        if (ocb > oc) ocb = oc;
+        int64_t tbmax = WINO_L2_BYTES / (a2 * (c + ocb) * 4) / 16 * 16;
+        if (tbmax < 16) tbmax = 16;
+        if (tbmax > up(tiles, 16)) tbmax = up(tiles, 16);
+        if (tbmax > 2048) tbmax = 2048;
+        /* the block size that balances two threads best, then the larger */
+        int64_t tb = 16, span = -1, chunks = ceil_div(oc, ocb);
+        for (int64_t cand = 16; cand <= tbmax; cand += 16) {
+            int64_t s = ceil_div(ceil_div(tiles, cand) * chunks, 2) * (cand + 8);   /* + a block's fixed cost */
+            if (span < 0 || s <= span) {
+                span = s;
+                tb = cand;
+            }
+        }
+        best = (WinoPlan){m, tb, ocb, 0};
+        if (ceil_div(tiles, tb) * chunks >= 4 || ocb <= 48 || nchunks >= 8) break;
+    }
+    int64_t nb = ceil_div(tiles, best.tb), padded = (nb - 1) * best.tb + up(tiles - (nb - 1) * best.tb, 16), rows = 0;
+    int64_t chunks = ceil_div(oc, best.ocb);
+    for (int64_t q = 0; q < chunks; q++) rows += up(oc - q * best.ocb < best.ocb ? oc - q * best.ocb : best.ocb, 12);
+    best.cost = (double)a2 * (double)rows * (double)c * (double)padded + (double)a2 * (double)oc * (double)c * 4.0 +
+                (double)a2 * (double)(c * chunks + oc) * (double)padded * 2.0;
+    return best;
+}
+
+/* m (2 or 4) and the plan if Winograd pays for this node, else 0. */
+static int64_t wino_choose(const RlxGraph *g, int node, WinoPlan *plan) {
+    const RlxNode *n = &g->n[node];
+    const RlxValue *x = &g->v[n->in[0]], *w = &g->v[n->in[1]], *y = &g->v[n->out[0]];
+    if (x->rank != 4 || x->dtype != RLX_F32 || w->rank != 4 || rlx_attr_i(n, "group", 1) != 1) return 0;
+    RlxWindow win;
+    rlx_conv_geometry(g, node, &win);
+    if (win.nsp != 2 || win.k[0] != 3 || win.k[1] != 3 || win.s[0] != 1 || win.s[1] != 1 || win.d[0] != 1 ||
+        win.d[1] != 1 || win.pad_begin[0] < 0 || win.pad_begin[1] < 0)
+        return 0;
+    int64_t c = x->dims[1], oc = y->dims[1], oh = y->dims[2], ow = y->dims[3];
+    if (c < 8 || oc < 8 || oh < 2 || ow < 2 || c > (1 << 20) || oc > (1 << 20)) return 0;
+    double direct = (double)up(oc, 12) * 9.0 * (double)c * (double)up(oh * ow, 16) + 9.0 * (double)oc * (double)c * 4.0 +
+                    9.0 * (double)c * (double)(oh * ow);
+    WinoPlan p2 = wino_plan(2, c, oc, oh, ow), p4 = wino_plan(4, c, oc, oh, ow);
+    *plan = p4.cost <= p2.cost ? p4 : p2;
+    return plan->cost < 0.8 * direct ? plan->m : 0;
+}
+
+static int prepack_wino(RlxGraph *g, int node) {
+    RlxNode *n = &g->n[node];
+    int wv = n->in[1];
+    if (!rlx_is_const(g, wv) || g->v[wv].dtype != RLX_F32) return 0;
+    WinoPlan plan;
+    int64_t m = wino_choose(g, node, &plan);
+    if (!m) return 0;
+    const RlxValue *w = &g->v[wv];
+    int64_t oc = w->dims[0], c = w->dims[1], a2 = (m + 2) * (m + 2);
+    float *src = rlx_alloc((size_t)rlx_value_bytes(w));
+    memcpy(src, w->data, (size_t)rlx_value_bytes(w));
+    float *tmp = rlx_alloc(sizeof(float) * (size_t)(a2 * oc * c));
+    size_t bytes = rk_wino_weights_size(m, oc, c, plan.ocb);
+    float *packed = rlx_alloc(bytes);
+    rk_wino_pack_weights(m, oc, c, plan.ocb, src, tmp, packed);
+    if (!rlx_attr_get(n, "kernel_shape")) {
+        RlxAttr *ks = rlx_attr_add(g, node, "kernel_shape", RLX_A_INTS);
+        ks->n = 2;
+        ks->ints = rlx_alloc(sizeof(int64_t) * 2);
+        ks->ints[0] = ks->ints[1] = 3;
+    }
+    int pv = rlx_value_add(g, rlx_fmt("%s.winograd_for_%s", g->v[wv].name, g->n[node].name));
+    RlxValue *p = &g->v[pv];
+    p->dtype = RLX_F32;
+    p->rank = 1;
+    p->dims[0] = (int64_t)(bytes / sizeof(float));
+    p->flags = RLX_V_WEIGHT;
+    p->producer = -1;
+    p->data = (const uint8_t *)packed;
+    g->n[node].in[1] = pv;
+    rlx_attr_add(g, node, "rlx_wino", RLX_A_INT)->i = m;
+    rlx_attr_add(g, node, "rlx_wino_tb", RLX_A_INT)->i = plan.tb;
+    rlx_attr_add(g, node, "rlx_wino_ocb", RLX_A_INT)->i = plan.ocb;
+    return 1;
+}
+
+void rlx_prepack(RlxGraph *g, int winograd) {
     for (int s = 0; s < g->norder; s++) {
         int node = g->order[s];
         RlxNode *n = &g->n[node];
         if (n->op == RLX_OP_CONV) {
-            prepack_conv(g, node);
+            if (!winograd || !prepack_wino(g, node)) prepack_conv(g, node);
             continue;
         }
         if (n->op != RLX_OP_MATMUL && n->op != RLX_OP_GEMM) continue;

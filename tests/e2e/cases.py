@@ -1040,6 +1040,23 @@ def conv_larger(m, rng):
     m.tol = {"rtol": 1e-4, "atol": 1e-4}
 
 
+@case
+def conv_winograd(m, rng):
+    """3x3 stride-1 convolutions wide enough that rlxc picks Winograd
+    (rk_wino.c): a fused bias + residual + ReLU, asymmetric pads, a batch."""
+    x = m.inp("x", randn(rng, 2, 16, 13, 11))
+    r = m.inp("r", randn(rng, 2, 24, 13, 11))
+    w = m.weight("w", randn(rng, 24, 16, 3, 3) * 0.2)
+    b = m.weight("b", randn(rng, 24))
+    m.node("Conv", ["x", "w", "b"], "c", pads=[1, 1, 1, 1])
+    m.node("Add", ["c", "r"], "s")
+    m.node("Relu", ["s"], "y")
+    m.node("Conv", ["x", "w"], "asym", pads=[0, 2, 1, 0])
+    m.out("y", np.maximum(conv_ref(x, w, b, pads=(1, 1, 1, 1)) + f64(r), 0).astype(F32))
+    m.out("asym", conv_ref(x, w, pads=(0, 2, 1, 0)).astype(F32))
+    m.tol = {"rtol": 1e-4, "atol": 1e-4}
+
+
 # ----------------------------------------------------------------------------
 # Normalization
 # ----------------------------------------------------------------------------

@@ -102,4 +102,29 @@ fi
 run "$RLXC" "$TMP/good.rlxg" --build -o "$TMP/ok3/net"
 if [ $rc -eq 0 ] && [ -x "$TMP/ok3/net" ] && [ -f "$TMP/ok3/net.weights" ]; then pass "--build writes the executable and its weights"
 else fail "--build writes the executable and its weights" "exit $rc: $err"; fi
+
+# Winograd: a 3x3 convolution wide enough for it runs conv_wino_f32 by
+# default; --no-winograd (and -O0) keep im2col + GEMM.
+mkdir -p "$TMP/w1" "$TMP/w2" "$TMP/w3"
+/usr/bin/python3 - "$TMP/wino.rlxg" <<'PY'
+import json, sys
+import numpy as np
+rng = np.random.default_rng(1)
+w = (rng.standard_normal((24, 16, 3, 3)) * 0.2).astype(np.float32)
+json.dump({"rlxg": 1, "name": "wino",
+           "inputs": [{"name": "x", "dtype": "f32", "shape": [1, 16, 20, 20]}], "outputs": [{"name": "y"}],
+           "weights": [{"name": "w", "dtype": "f32", "shape": [24, 16, 3, 3], "data": w.reshape(-1).tolist()}],
+           "nodes": [{"name": "c", "op": "Conv", "inputs": ["x", "w"], "outputs": ["y"],
+                      "attrs": {"pads": [1, 1, 1, 1]}}]}, open(sys.argv[1], "w"))
+PY
+run "$RLXC" "$TMP/wino.rlxg" -o "$TMP/w1/net.c"
+if [ $rc -eq 0 ] && grep -q 'rk_conv_wino_f32(' "$TMP/w1/net.c"; then pass "a wide 3x3 convolution runs Winograd"
+else fail "a wide 3x3 convolution runs Winograd" "exit $rc: $err"; fi
+run "$RLXC" "$TMP/wino.rlxg" --no-winograd -o "$TMP/w2/net.c"
+if [ $rc -eq 0 ] && ! grep -q 'rk_conv_wino_f32(' "$TMP/w2/net.c" && grep -q 'rk_conv2d_f32(' "$TMP/w2/net.c"; then
+    pass "--no-winograd keeps im2col + GEMM"
+else fail "--no-winograd keeps im2col + GEMM" "exit $rc: $err"; fi
+run "$RLXC" "$TMP/wino.rlxg" -O0 -o "$TMP/w3/net.c"
+if [ $rc -eq 0 ] && ! grep -q 'rk_conv_wino_f32(' "$TMP/w3/net.c"; then pass "-O0 never runs Winograd"
+else fail "-O0 never runs Winograd" "exit $rc: $err"; fi
 finish

@@ -1,0 +1,392 @@
+/* rk_wino.c - 3x3 stride-1 convolution by Winograd's minimal filtering,
+ * F(m x m, 3 x 3) with m = 2 or 4 (conv_wino_f32).
+ *
+ * A tile of m x m outputs needs an a x a patch (a = m + 2) of each input
+ * channel. With V = B^T d B (the patch d transformed) and U = G g G^T (the
+ * 3x3 kernel g transformed, by rlxc at compile time, rk_wino_pack_weights),
+ * the tile is Y = A^T (sum over input channels of U .* V) A. For each of the
+ * a*a positions the sum over input channels is one GEMM,
+ *     M_pos (output channels x tiles) = U_pos (oc x c) * V_pos (c x tiles),
+ * which rk_gemm runs at full speed: the multiplies per output and input
+ * channel fall from 9 to a*a / (m*m) (2.25 for m = 4, 4 for m = 2).
+ *
+ * Work goes in tasks: a block of tb tiles (raster order over one image)
+ * times a chunk of ocb output channels. A task transforms its block's
+ * patches into V, written straight into the GEMM's packed-B layout (no
+ * packing pass), runs the a*a GEMMs into M with U pre-packed, and transforms
+ * M back into outputs, with the fused epilogue (bias, residual, activation)
+ * applied as each output is stored. Blocks and chunks are fixed at compile
+ * time and threads take whole tasks, so every output is computed the same
+ * way whatever the thread count. A thread that takes several chunks of one
+ * block in a row transforms the block once.
+ *
+ * The transforms work on a run of tiles of one tile row at once, one float of
+ * each per lane, in loops a compiler vectorizes.
+ *
+ * Numerics: the transforms add and subtract inputs scaled by up to 8
+ * (m = 4), so the rounding error is a few times the direct method's; and an
+ * inf in a patch makes NaN across its tile where the direct sum might give
+ * inf. rlxc -O0 keeps the direct method.
+ */
+#include <string.h>
+
+#include "rk_gemm.h"
+#include "rlx_rt.h"
+#include "rlx_scalar.h"
+
+/* Tiles of one tile row transformed together (bounds the stack buffers). */
+enum { CH = 64 };
+
+#if defined(__GNUC__)
+#define RK_WINO_INLINE static inline __attribute__((always_inline))
+#else
+#define RK_WINO_INLINE static inline
+#endif
+
+typedef struct {
+    const rk_conv_wino_f32_params *p;
+    const float *x, *u, *bias, *res;
+    float *y;
+    rk_ctx *ctx;
+    int a, a2;
+    int64_t tiles_w, tiles, nblocks, nchunks, ntasks;
+} Wino;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t round16(int64_t n) { return (n + 15) & ~(int64_t)15; }
+static float *align64f(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+/* ---- the 1-D transforms ----
+ * Each maps a lines (element e of line i at s[i*si + e*sl]) of cnt lanes to
+ * the transformed lines (d[o*di + e*dl]). They are inlined with constant
+ * strides, so each specialisation is a plain vector loop. */
+
+/* B^T for m = 4 (interpolation points 0, 1, -1, 2, -2, inf) */
+RK_WINO_INLINE void in_line4(const float *s, int64_t si, int64_t sl, float *d, int64_t di, int64_t dl,
+                             int64_t cnt) {
+    for (int64_t e = 0; e < cnt; e++) {
+        const float *q = s + e * sl;
+        float x0 = q[0], x1 = q[si], x2 = q[2 * si], x3 = q[3 * si], x4 = q[4 * si], x5 = q[5 * si];
+        float *o = d + e * dl;
+        o[0] = 4.0f * x0 - 5.0f * x2 + x4;
+        o[di] = (x3 + x4) - 4.0f * (x1 + x2);
+        o[2 * di] = 4.0f * (x1 - x2) + (x4 - x3);
+        o[3 * di] = 2.0f * (x3 - x1) + (x4 - x2);
+        o[4 * di] = 2.0f * (x1 - x3) + (x4 - x2);
+        o[5 * di] = 4.0f * x1 - 5.0f * x3 + x5;
+    }
+}
+
+/* A^T for m = 4: 6 lines in, 4 out */
+RK_WINO_INLINE void out_line4(const float *s, int64_t si, int64_t sl, float *d, int64_t di, int64_t dl,
+                              int64_t cnt) {
+    for (int64_t e = 0; e < cnt; e++) {
+        const float *q = s + e * sl;
+        float m0 = q[0], m1 = q[si], m2 = q[2 * si], m3 = q[3 * si], m4 = q[4 * si], m5 = q[5 * si];
+        float p12 = m1 + m2, d12 = m1 - m2, p34 = m3 + m4, d34 = m3 - m4;
+        float *o = d + e * dl;
+        o[0] = m0 + p12 + p34;
+        o[di] = d12 + 2.0f * d34;
+        o[2 * di] = p12 + 4.0f * p34;
+        o[3 * di] = d12 + 8.0f * d34 + m5;
+    }
+}
+
+/* B^T for m = 2 (points 0, 1, -1, inf) */
+RK_WINO_INLINE void in_line2(const float *s, int64_t si, int64_t sl, float *d, int64_t di, int64_t dl,
+                             int64_t cnt) {
+    for (int64_t e = 0; e < cnt; e++) {
+        const float *q = s + e * sl;
+        float x0 = q[0], x1 = q[si], x2 = q[2 * si], x3 = q[3 * si];
+        float *o = d + e * dl;
+        o[0] = x0 - x2;
+        o[di] = x1 + x2;
+        o[2 * di] = x2 - x1;
+        o[3 * di] = x1 - x3;
+    }
+}
+
+/* A^T for m = 2: 4 lines in, 2 out */
+RK_WINO_INLINE void out_line2(const float *s, int64_t si, int64_t sl, float *d, int64_t di, int64_t dl,
+                              int64_t cnt) {
+    for (int64_t e = 0; e < cnt; e++) {
+        const float *q = s + e * sl;
+        float m0 = q[0], m1 = q[si], m2 = q[2 * si], m3 = q[3 * si];
+        float *o = d + e * dl;
+        o[0] = m0 + m1 + m2;
+        o[di] = m1 - m2 - m3;
+    }
+}
+
+/* ---- sizes and the compile-time weight transform ---- */
+
+static int64_t chunk_rows(int64_t oc, int64_t ocb, int64_t q) { return min64(ocb, oc - q * ocb); }
+
+size_t rk_wino_scratch(int64_t m, int64_t c, int64_t ocb, int64_t tb) {
+    int64_t a2 = (m + 2) * (m + 2);
+    return (size_t)(a2 * round16(tb) * c + a2 * ocb * tb) * sizeof(float) + rk_sgemm_scratch_size(ocb, tb, c) +
+           3 * 64;
+}
+
+size_t rk_wino_weights_size(int64_t m, int64_t oc, int64_t c, int64_t ocb) {
+    int64_t a2 = (m + 2) * (m + 2), nfull = oc / ocb, rest = oc % ocb;
+    size_t per = rk_sgemm_packed_a_size(ocb, c) * (size_t)nfull + (rest ? rk_sgemm_packed_a_size(rest, c) : 0);
+    return per * (size_t)a2;
+}
+
+/* G (a x 3), in double so the transformed weights round once */
+static void g_line(int64_t m, const double g[3], double *u) {
+    if (m == 4) {
+        u[0] = g[0] / 4;
+        u[1] = -(g[0] + g[1] + g[2]) / 6;
+        u[2] = -(g[0] - g[1] + g[2]) / 6;
+        u[3] = g[0] / 24 + g[1] / 12 + g[2] / 6;
+        u[4] = g[0] / 24 - g[1] / 12 + g[2] / 6;
+        u[5] = g[2];
+    } else {
+        u[0] = g[0];
+        u[1] = (g[0] + g[1] + g[2]) / 2;
+        u[2] = (g[0] - g[1] + g[2]) / 2;
+        u[3] = g[2];
+    }
+}
+
+/* w (oc, c, 3, 3) -> tmp (a*a, oc, c) = G g G^T -> u: for each chunk of ocb
+ * output channels, for each position, rk_sgemm_pack_a of (rows, c). tmp holds
+ * a*a*oc*c floats. */
+void rk_wino_pack_weights(int64_t m, int64_t oc, int64_t c, int64_t ocb, const float *w, float *tmp, float *u) {
+    int a = (int)m + 2, a2 = a * a;
+    for (int64_t o = 0; o < oc; o++)
+        for (int64_t ic = 0; ic < c; ic++) {
+            const float *g = w + (o * c + ic) * 9;
+            double rows[3][6], cols[6][6];
+            for (int r = 0; r < 3; r++) {
+                double gr[3] = {g[r * 3], g[r * 3 + 1], g[r * 3 + 2]};
+                g_line(m, gr, rows[r]);   /* rows[r][s] = (g G^T)[r][s] */
+            }
+            for (int s = 0; s < a; s++) {
+                double gc[3] = {rows[0][s], rows[1][s], rows[2][s]};
+                g_line(m, gc, cols[s]);   /* cols[s][k] = (G g G^T)[k][s] */
+            }
+            for (int k = 0; k < a; k++)
+                for (int s = 0; s < a; s++) tmp[((int64_t)(k * a + s) * oc + o) * c + ic] = (float)cols[s][k];
+        }
+    size_t full = rk_sgemm_packed_a_size(ocb, c) / sizeof(float);
+    for (int64_t q = 0; q * ocb < oc; q++) {
+        int64_t rows = chunk_rows(oc, ocb, q);
+        size_t per = rk_sgemm_packed_a_size(rows, c) / sizeof(float);
+        for (int pos = 0; pos < a2; pos++)
+            rk_sgemm_pack_a(rows, c, tmp + ((int64_t)pos * oc + q * ocb) * c, c, 0,
+                            u + (size_t)q * full * (size_t)a2 + (size_t)pos * per);
+    }
+}
+
+/* ---- the run ---- */
+
+/* Patches of tiles t0 .. t0+n of image x into V: a*a packed-B matrices
+ * (c x n), one per position, each round16(n)*c floats. A run of tiles in
+ * one tile row at a time: its a input rows are copied, zero-padded, into P;
+ * the row pass transforms along x for every tile of the run at once
+ * (T[r][s][tile]), the column pass along y (R[k][s][tile] = V at position
+ * k*a + s), and each position's run is copied into its packed panels. */
+RK_WINO_INLINE void input_transform_m(const Wino *W, const float *x, int64_t t0, int64_t n, float *V, int m) {
+    const rk_conv_wino_f32_params *p = W->p;
+    enum { PW = CH * 4 + 4 };
+    const int a = m + 2, a2 = a * a;
+    int64_t h = p->h, wd = p->w, plane = h * wd, vsz = round16(n) * p->c;
+    float P[6 * PW], T[36 * CH], R[36 * CH];
+    for (int64_t ic = 0; ic < p->c; ic++) {
+        const float *xc = x + ic * plane;
+        int64_t row_off, panel_stride;
+        rk_sgemm_packed_b_row(n, p->c, ic, &row_off, &panel_stride);
+        for (int64_t j = 0; j < n;) {
+            int64_t t = t0 + j, ty = t / W->tiles_w, tx0 = t % W->tiles_w;
+            int64_t cnt = min64(min64(W->tiles_w - tx0, n - j), CH), width = cnt * m + 2;
+            int64_t ix_lo = tx0 * m - p->pl;
+            for (int r = 0; r < a; r++) {
+                float *pr = P + r * PW;
+                int64_t iy = ty * m - p->pt + r;
+                if (iy < 0 || iy >= h) {
+                    memset(pr, 0, sizeof(float) * (size_t)width);
+                    continue;
+                }
+                const float *xr = xc + iy * wd;
+                int64_t lo = ix_lo < 0 ? -ix_lo : 0, hi = wd - ix_lo < width ? wd - ix_lo : width;
+                if (hi < lo) hi = lo;
+                for (int64_t q = 0; q < lo; q++) pr[q] = 0.0f;
+                if (hi > lo) memcpy(pr + lo, xr + ix_lo + lo, sizeof(float) * (size_t)(hi - lo));
+                for (int64_t q = hi; q < width; q++) pr[q] = 0.0f;
+            }
+            /* T[r][s][e] = sum_i BT[s][i] P[r][e*m + i]; R[k][s][e] = sum_r BT[k][r] T[r][s][e] */
+            if (m == 4) {
+                for (int r = 0; r < a; r++) in_line4(P + r * PW, 1, 4, T + r * a * CH, CH, 1, cnt);
+                for (int s = 0; s < a; s++) in_line4(T + s * CH, (int64_t)a * CH, 1, R + s * CH, (int64_t)a * CH, 1, cnt);
+            } else {
+                for (int r = 0; r < a; r++) in_line2(P + r * PW, 1, 2, T + r * a * CH, CH, 1, cnt);
+                for (int s = 0; s < a; s++) in_line2(T + s * CH, (int64_t)a * CH, 1, R + s * CH, (int64_t)a * CH, 1, cnt);
+            }
+            /* tiles j .. j+cnt of the block: panel j/16, column j%16, split at panel ends */
+            for (int64_t e = 0; e < cnt;) {
+                int64_t col = j + e, run = min64(16 - col % 16, cnt - e);
+                float *dst = V + row_off + (col / 16) * panel_stride + col % 16;
+                if (run == 16) {
+                    for (int pos = 0; pos < a2; pos++)
+                        for (int q = 0; q < 16; q++) dst[pos * vsz + q] = R[pos * CH + e + q];
+                } else {
+                    for (int pos = 0; pos < a2; pos++)
+                        for (int64_t q = 0; q < run; q++) dst[pos * vsz + q] = R[pos * CH + e + q];
+                }
+                e += run;
+            }
+            j += cnt;
+        }
+        if (n % 16) {   /* the last panel's padding columns */
+            float *dst = V + row_off + (n / 16) * panel_stride + n % 16;
+            for (int pos = 0; pos < a2; pos++) memset(dst + pos * vsz, 0, sizeof(float) * (size_t)(16 - n % 16));
+        }
+    }
+}
+
+static void input_transform(const Wino *W, const float *x, int64_t t0, int64_t n, float *V) {
+    if (W->p->m == 4) input_transform_m(W, x, t0, n, V, 4);
+    else input_transform_m(W, x, t0, n, V, 2);
+}
+
+/* y[0..cnt) = act(v + bias (+ res)), as epilogue_run in rk_convgemm.c */
+static void epilogue_store(float *y, const float *v, int64_t cnt, float bias, const float *res, int64_t act, float aa,
+                           float ab) {
+    if (res) {
+        for (int64_t e = 0; e < cnt; e++) y[e] = v[e] + bias + res[e];
+    } else {
+        for (int64_t e = 0; e < cnt; e++) y[e] = v[e] + bias;
+    }
+    switch (act) {
+    case RS_ACT_NONE: break;
+    case RS_ACT_RELU:
+        for (int64_t e = 0; e < cnt; e++) y[e] = rs_relu(y[e]);
+        break;
+    case RS_ACT_CLIP:
+        for (int64_t e = 0; e < cnt; e++) y[e] = rs_clip(y[e], aa, ab);
+        break;
+    default:
+        for (int64_t e = 0; e < cnt; e++) y[e] = rs_act(y[e], (int)act, aa, ab);
+        break;
+    }
+}
+
+/* M (a*a matrices of rows x n: output channels o0.. of tiles t0..) back to
+ * outputs of image y (res: the residual of the same image, or NULL), a run
+ * of tiles in one tile row at a time: the column pass over k, the row pass
+ * into m output rows (Yr[i][x]), each stored through the epilogue. */
+RK_WINO_INLINE void output_transform_m(const Wino *W, const float *M, int64_t o0, int64_t rows, int64_t t0, int64_t n,
+                                       float *y, const float *res, int m) {
+    const rk_conv_wino_f32_params *p = W->p;
+    const int a = m + 2;
+    int64_t oplane = p->oh * p->ow, msz = rows * n;
+    float S[24 * CH], Yr[4 * CH * 4];
+    float aa = (float)p->act_a, ab = (float)p->act_b;
+    for (int64_t o = 0; o < rows; o++) {
+        int64_t oc = o0 + o;
+        float bias = W->bias ? W->bias[oc] : 0.0f;
+        float *yo = y + oc * oplane;
+        const float *ro = res ? res + oc * oplane : NULL;
+        const float *mo = M + o * n;
+        for (int64_t j = 0; j < n;) {
+            int64_t t = t0 + j, ty = t / W->tiles_w, tx0 = t % W->tiles_w;
+            int64_t cnt = min64(min64(W->tiles_w - tx0, n - j), CH);
+            /* S[k][jj][e] = sum_s AT[jj][s] M[k*a + s][e]; Yr[i][e*m + jj] = sum_k AT[i][k] S[k][jj][e] */
+            if (m == 4) {
+                for (int k = 0; k < a; k++) out_line4(mo + j + k * a * msz, msz, 1, S + k * m * CH, CH, 1, cnt);
+                for (int jj = 0; jj < m; jj++) out_line4(S + jj * CH, (int64_t)m * CH, 1, Yr + jj, CH * 4, 4, cnt);
+            } else {
+                for (int k = 0; k < a; k++) out_line2(mo + j + k * a * msz, msz, 1, S + k * m * CH, CH, 1, cnt);
+                for (int jj = 0; jj < m; jj++) out_line2(S + jj * CH, (int64_t)m * CH, 1, Yr + jj, CH * 4, 2, cnt);
+            }
+            int64_t ox = tx0 * m, valid = min64(cnt * m, p->ow - ox);
+            for (int i = 0; i < m && ty * m + i < p->oh; i++) {
+                int64_t at = (ty * m + i) * p->ow + ox;
+                epilogue_store(yo + at, Yr + i * CH * 4, valid, bias, ro ? ro + at : NULL, p->act, aa, ab);
+            }
+            j += cnt;
+        }
+    }
+}
+
+static void output_transform(const Wino *W, const float *M, int64_t o0, int64_t rows, int64_t t0, int64_t n,
+                             float *y, const float *res) {
+    if (W->p->m == 4) output_transform_m(W, M, o0, rows, t0, n, y, res, 4);
+    else output_transform_m(W, M, o0, rows, t0, n, y, res, 2);
+}
+
+static void wino_task(void *arg, int tid) {
+    const Wino *W = arg;
+    const rk_conv_wino_f32_params *p = W->p;
+    int a2 = W->a2;
+    uint8_t *scratch = W->ctx->scratch + (size_t)tid * W->ctx->scratch_per_thread;
+    float *V = align64f(scratch);
+    float *M = align64f(V + (size_t)a2 * (size_t)(round16(p->tb) * p->c));
+    void *gscratch = align64f(M + (size_t)a2 * (size_t)(p->ocb * p->tb));
+    size_t ufull = rk_sgemm_packed_a_size(p->ocb, p->c) / sizeof(float);
+    int64_t plane = p->h * p->w, oplane = p->oh * p->ow, total = p->n * W->nblocks * W->nchunks;
+    int64_t have = -1;   /* the (image, block) whose V this thread holds */
+    for (int64_t t = tid; t < total; t += W->ntasks) {
+        int64_t q = t % W->nchunks, bt = t / W->nchunks, b = bt / W->nblocks, blk = bt % W->nblocks;
+        int64_t t0 = blk * p->tb, n = min64(p->tb, W->tiles - t0);
+        if (bt != have) {
+            input_transform(W, W->x + b * p->c * plane, t0, n, V);
+            have = bt;
+        }
+        int64_t rows = chunk_rows(p->oc, p->ocb, q), vsz = round16(n) * p->c;
+        size_t uper = rk_sgemm_packed_a_size(rows, p->c) / sizeof(float);
+        const float *uq = W->u + (size_t)q * ufull * (size_t)a2;
+        for (int pos = 0; pos < a2; pos++) {
+            rk_sgemm_args g;
+            memset(&g, 0, sizeof g);
+            g.m = rows;
+            g.n = n;
+            g.k = p->c;
+            g.alpha = 1.0f;
+            g.packed_a = uq + (size_t)pos * uper;
+            g.packed_b = V + pos * vsz;
+            g.c = M + pos * rows * n;
+            g.ldc = n;
+            rk_sgemm_ex(&g, gscratch, 1, NULL, NULL);
+        }
+        output_transform(W, M, q * p->ocb, rows, t0, n, W->y + b * p->oc * oplane,
+                         W->res ? W->res + b * p->oc * oplane : NULL);
+    }
+}
+
+/* Below this many multiply-adds (of the direct method) a layer runs on one thread. */
+#define THREAD_MIN_MACS (1 << 18)
+
+int rk_conv_wino_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_conv_wino_f32_params *p = params;
+    if (p->n < 0 || p->c <= 0 || p->h < 0 || p->w < 0 || p->oc <= 0 || p->oh < 0 || p->ow < 0 ||
+        (p->m != 2 && p->m != 4) || p->tb <= 0 || p->tb > 2048 || p->ocb <= 0 || p->pt < 0 || p->pl < 0 ||
+        !ctx || !ctx->scratch || ctx->scratch_per_thread < rk_wino_scratch(p->m, p->c, p->ocb, p->tb))
+        return RLX_E_ARG;
+    Wino W;
+    memset(&W, 0, sizeof W);
+    W.p = p;
+    W.ctx = ctx;
+    W.x = in[0];
+    W.u = in[1];
+    int next = 2;
+    W.bias = p->has_bias ? in[next++] : NULL;
+    W.res = p->has_res ? in[next++] : NULL;
+    W.y = out[0];
+    W.a = (int)p->m + 2;
+    W.a2 = W.a * W.a;
+    W.tiles_w = (p->ow + p->m - 1) / p->m;
+    W.tiles = W.tiles_w * ((p->oh + p->m - 1) / p->m);
+    if (!W.tiles || !p->n) return RLX_OK;
+    W.nblocks = (W.tiles + p->tb - 1) / p->tb;
+    W.nchunks = (p->oc + p->ocb - 1) / p->ocb;
+    int64_t total = p->n * W.nblocks * W.nchunks;
+    double macs = (double)p->n * (double)p->oc * (double)p->c * 9.0 * (double)(p->oh * p->ow);
+    int nt = ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
+    W.ntasks = nt < total ? nt : total;
+    rk_pool_run(ctx->pool, (int)W.ntasks, wino_task, &W);
+    return RLX_OK;
+}
