@@ -77,7 +77,8 @@ static void bench_shape(int64_t m, int64_t k, int64_t n, int trans_b, int prepac
     for (int64_t i = 0; i < k * n; i++) b[i] = (float)((double)rand() / RAND_MAX - 0.5);
     if (prepacked == 1) rk_sgemm_pack_b(n, k, b, ldb, trans_b, packed);
     if (prepacked == 2) rk_sgemm_pack_a(m, k, a, k, 0, packed);
-    rk_sgemm_args args = {m, n, k, 1.0f, 0.0f, a, k, 0, NULL, b, ldb, trans_b, NULL, c_rlx, n};
+    rk_sgemm_args args = {.m = m, .n = n, .k = k, .alpha = 1.0f, .a = a, .lda = k, .b = b, .ldb = ldb, .trans_b = trans_b,
+                          .c = c_rlx, .ldc = n};
     if (prepacked == 1) args.b = NULL, args.packed_b = packed;
     if (prepacked == 2) args.a = NULL, args.packed_a = packed;
 

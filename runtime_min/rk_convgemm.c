@@ -12,10 +12,12 @@
  * row; used for depthwise and other thin group convolutions, where a GEMM
  * has nothing to reuse.
  *
- * Both split the work over threads by disjoint output blocks (column blocks
- * for GEMM, output channels for direct), so results do not depend on the
- * thread count, then apply the fused epilogue to the part each computed:
- * bias (per output channel), residual (in3, the output's shape), activation.
+ * Both split the work over threads by disjoint output blocks (column blocks,
+ * and when those are too few, slices of output channels for GEMM; output
+ * channels for direct), so results do not depend on the thread count, and
+ * apply the fused epilogue to the part each computed: bias (per output
+ * channel), residual (in3, the output's shape), activation. The GEMM does it
+ * inside, on each register tile as it completes, while it is still in L1.
  */
 #include <string.h>
 
@@ -30,7 +32,14 @@ typedef struct {
     float *y;
     rk_ctx *ctx;
     int64_t cg, ocg, kdim, ncols, nblocks, ntasks;
+    /* GEMM: block b covers NR-wide column tiles [ntiles*b/nblocks,
+     * ntiles*(b+1)/nblocks) (when tiled; else nblk columns each), and each
+     * block's rows are cut into msplit slices of mstep output channels */
+    int tiled;
+    int64_t ntiles, msplit, mstep;
 } Conv;
+
+enum { COL_TILE = 16 };   /* the GEMM's register tile width (NR in rk_gemm.c) */
 
 static int64_t align16f(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
@@ -59,16 +68,6 @@ static void epilogue_run(float *y, int64_t n, float bias, const float *res, int6
         for (int64_t j = 0; j < n; j++) y[j] = rs_act(y[j], (int)act, a, b);
         break;
     }
-}
-
-static void epilogue_rows(const Conv *C, float *y, const float *res, int64_t o0, int64_t rows, int64_t col0,
-                          int64_t cols) {
-    const rk_conv2d_f32_params *p = C->p;
-    if (!C->bias && !res && p->act == RS_ACT_NONE) return;
-    int64_t n = C->ncols;
-    for (int64_t r = 0; r < rows; r++)
-        epilogue_run(y + r * n + col0, cols, C->bias ? C->bias[o0 + r] : 0.0f, res ? res + r * n + col0 : NULL,
-                     p->act, (float)p->act_a, (float)p->act_b);
 }
 
 /* im2col of output columns [col0, col0+cols) of one image and group into
@@ -111,6 +110,21 @@ static void im2col(const Conv *C, const float *xg, float *col, int64_t col0, int
     }
 }
 
+/* Columns [*col0, *col0 + *cols) of column block blk. */
+static void block_cols(const Conv *C, int64_t blk, int64_t *col0, int64_t *cols) {
+    if (C->tiled) {
+        int64_t t0 = C->ntiles * blk / C->nblocks, t1 = C->ntiles * (blk + 1) / C->nblocks;
+        int64_t c1 = t1 * COL_TILE < C->ncols ? t1 * COL_TILE : C->ncols;
+        *col0 = t0 * COL_TILE;
+        *cols = c1 - *col0;
+    } else {
+        *col0 = blk * C->p->nblk;
+        *cols = C->ncols - *col0 < C->p->nblk ? C->ncols - *col0 : C->p->nblk;
+    }
+}
+
+/* Task t: row slice t % msplit of block t / msplit over (image, group, column
+ * block); the epilogue runs inside the GEMM, on each tile as it completes. */
 static void gemm_task(void *arg, int tid) {
     const Conv *C = arg;
     const rk_conv2d_f32_params *p = C->p;
@@ -120,13 +134,14 @@ static void gemm_task(void *arg, int tid) {
     int direct_b = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 &&
                    p->oh == p->h && p->ow == p->w;
     size_t packed_group = rk_sgemm_packed_a_size(C->ocg, C->kdim) / sizeof(float);
-    /* task t: blocks t, t + ntasks, ... over (image, group, column block) */
-    int64_t total = p->n * p->group * C->nblocks;
+    int64_t total = p->n * p->group * C->nblocks * C->msplit;
     for (int64_t t = tid; t < total; t += C->ntasks) {
-        int64_t blk = t % C->nblocks, bg = t / C->nblocks, gi = bg % p->group, b = bg / p->group;
-        int64_t col0 = blk * p->nblk, cols = C->ncols - col0 < p->nblk ? C->ncols - col0 : p->nblk;
+        int64_t ms = t % C->msplit, bt = t / C->msplit;
+        int64_t blk = bt % C->nblocks, bg = bt / C->nblocks, gi = bg % p->group, b = bg / p->group;
+        int64_t col0, cols;
+        block_cols(C, blk, &col0, &cols);
         const float *xg = C->x + (b * p->c + gi * C->cg) * p->h * p->w;
-        float *yg = C->y + (b * p->oc + gi * C->ocg) * C->ncols;
+        int64_t yoff = (b * p->oc + gi * C->ocg) * C->ncols;
         rk_sgemm_args g;
         memset(&g, 0, sizeof g);
         g.m = C->ocg;
@@ -148,12 +163,77 @@ static void gemm_task(void *arg, int tid) {
             g.b = col;
             g.ldb = cols;
         }
-        g.c = yg + col0;
+        g.c = C->y + yoff + col0;
         g.ldc = C->ncols;
-        rk_sgemm_ex(&g, gscratch, 1, NULL, NULL);
-        epilogue_rows(C, yg, C->res ? C->res + (b * p->oc + gi * C->ocg) * C->ncols : NULL, gi * C->ocg, C->ocg,
-                      col0, cols);
+        g.bias = C->bias ? C->bias + gi * C->ocg : NULL;
+        g.res = C->res ? C->res + yoff + col0 : NULL;
+        g.ldres = C->ncols;
+        g.act = (int)p->act;
+        g.act_a = (float)p->act_a;
+        g.act_b = (float)p->act_b;
+        if (C->msplit == 1) rk_sgemm_ex(&g, gscratch, 1, NULL, NULL);
+        else rk_sgemm_rows(&g, ms * C->mstep, (ms + 1) * C->mstep, gscratch);
     }
+}
+
+/* The busiest thread's work, in register tiles (6 rows x 16 columns), when
+ * ntasks threads take the tasks round-robin. */
+static int64_t busiest_load(const Conv *C) {
+    int64_t total = C->p->n * C->p->group * C->nblocks * C->msplit, worst = 0;
+    for (int64_t tid = 0; tid < C->ntasks; tid++) {
+        int64_t load = 0;
+        for (int64_t t = tid; t < total; t += C->ntasks) {
+            int64_t ms = t % C->msplit, blk = t / C->msplit % C->nblocks, col0, cols;
+            block_cols(C, blk, &col0, &cols);
+            int64_t m1 = (ms + 1) * C->mstep < C->ocg ? (ms + 1) * C->mstep : C->ocg;
+            load += (cols + COL_TILE - 1) / COL_TILE * ((m1 - ms * C->mstep + 5) / 6);
+        }
+        if (load > worst) worst = load;
+    }
+    return worst;
+}
+
+/* Column blocks cut at tile boundaries, as even as the scratch (nblk columns
+ * of im2col) allows. If that leaves threads idle or uneven, two ways out:
+ * more, smaller column blocks (each thread then reads all the weights), or
+ * each block's output channels split over the threads (each then builds the
+ * same im2col block and packs the same B): the first when the output plane
+ * outweighs the weights, the second otherwise, kept only for a clear gain. */
+static void plan_gemm(Conv *C, int nt) {
+    const rk_conv2d_f32_params *p = C->p;
+    C->nblocks = (C->ncols + p->nblk - 1) / p->nblk;
+    C->ntiles = (C->ncols + COL_TILE - 1) / COL_TILE;
+    C->tiled = p->nblk >= C->ncols || p->nblk % COL_TILE == 0;
+    C->msplit = 1;
+    C->mstep = C->ocg;
+    int64_t total = p->n * p->group * C->nblocks;
+    C->ntasks = nt < total ? nt : (total > 0 ? total : 1);
+    if (nt <= 1 || total <= 0 || !C->tiled) return;
+    int64_t load = busiest_load(C);
+    Conv cols = *C, rows = *C;
+    int64_t cols_load = -1, rows_load = -1;
+    /* a multiple of nt column blocks, none wider than nblk */
+    cols.nblocks = (C->nblocks + nt - 1) / nt * nt;
+    if (cols.nblocks <= C->ntiles && (C->ntiles + cols.nblocks - 1) / cols.nblocks * COL_TILE <= p->nblk) {
+        int64_t ctotal = p->n * p->group * cols.nblocks;
+        cols.ntasks = nt < ctotal ? nt : ctotal;
+        cols_load = busiest_load(&cols);
+    }
+    if (C->ocg >= 2 * RK_SGEMM_ROW_STEP) {
+        rows.mstep = (C->ocg + nt - 1) / nt;
+        rows.mstep = (rows.mstep + RK_SGEMM_ROW_STEP - 1) / RK_SGEMM_ROW_STEP * RK_SGEMM_ROW_STEP;
+        rows.msplit = (C->ocg + rows.mstep - 1) / rows.mstep;
+        rows.ntasks = nt < total * rows.msplit ? nt : total * rows.msplit;
+        rows_load = busiest_load(&rows);
+    }
+    const Conv *best = NULL;
+    int64_t best_load = 0;
+    int prefer_cols = C->ncols >= C->ocg;
+    if (cols_load >= 0 && (rows_load < 0 || (prefer_cols ? cols_load * 8 <= rows_load * 9 : cols_load * 9 < rows_load * 8)))
+        best = &cols, best_load = cols_load;
+    else if (rows_load >= 0)
+        best = &rows, best_load = rows_load;
+    if (best && best_load * 8 < load * 7) *C = *best;
 }
 
 /* One input channel, 3x3 taps, no dilation (depthwise layers): each output
@@ -270,9 +350,7 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
     if (p->method == 1) {
         if (!ctx || !ctx->scratch || ctx->scratch_per_thread < rk_conv2d_scratch(C.ocg, C.kdim, p->nblk))
             return RLX_E_ARG;   /* the plan reserves this; a mismatch is a bug, not a crash */
-        C.nblocks = (C.ncols + p->nblk - 1) / p->nblk;
-        int64_t total = p->n * p->group * C.nblocks;
-        C.ntasks = nt < total ? nt : (total > 0 ? total : 1);
+        plan_gemm(&C, nt);
         rk_pool_run(ctx->pool, (int)C.ntasks, gemm_task, &C);
     } else {
         int64_t total = p->n * p->oc;

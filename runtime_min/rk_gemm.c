@@ -33,6 +33,12 @@
  * on compiler flags. For few rows and untransposed B, B is read in place
  * (packing it would cost as much as the product); only its ragged last
  * columns are packed.
+ *
+ * The optional epilogue (bias, residual, activation) runs on each tile right
+ * after its last K block: in the SIMD kernels' registers between the last sum
+ * and the store (relu, clip or none, tiles stored straight into C), else on
+ * the tile just stored, still in L1. Either way, the operations of a separate
+ * pass over C in its order, so the bits are those of GEMM-then-pass.
  */
 #ifdef RLX_BLAS_OPENBLAS
 #include <cblas.h>
@@ -40,6 +46,8 @@
 #include "rk_gemm.h"
 
 #include <string.h>
+
+#include "rlx_scalar.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -242,6 +250,157 @@ void rk_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t lda, int tran
     }
 }
 
+/* ---- the epilogue ----
+ * Runs on a tile the kernel has just stored (still in L1), once its last K
+ * block is in: the same operations, in the same order, as a separate pass
+ * over C would do, so fusing it changes no bit. Vector forms of relu and clip
+ * keep the scalar ones' NaN and signed-zero results: relu keeps x where
+ * x > 0 or x is NaN and gives +0 elsewhere; clip's compares are ordered, so
+ * a NaN passes through both. */
+
+/* Elements [j, j + cols) of row i (global row gi) by scalar code. */
+static void epilogue_scalar(const rk_sgemm_args *g, float *ci, int64_t gi, int64_t j0, int64_t j, int64_t cols) {
+    const float *ri = g->res ? g->res + gi * g->ldres + j0 : NULL;
+    float act_a = g->act_a, act_b = g->act_b;
+    for (; j < cols; j++) {
+        float y = ci[j];
+        if (g->bias_per_col) {
+            if (g->bias) y += g->bias[j0 + j];
+            if (ri) y += ri[j];
+        } else {
+            float bias = g->bias ? g->bias[gi] : 0.0f;
+            if (ri) y = y + bias + ri[j];
+            else if (bias != 0.0f) y += bias;
+        }
+        ci[j] = rs_act(y, g->act, act_a, act_b);
+    }
+}
+
+#if RK_GEMM_AVX2 && defined(__AVX512F__)
+#define EP_VEC 16
+typedef __m512 ep_vec;
+typedef __mmask16 ep_mask;
+static ep_mask ep_mask_for(int64_t n) { return n >= 16 ? (ep_mask)0xFFFF : (ep_mask)((1u << n) - 1); }
+/* full vectors unmasked: a masked load cannot take its data from the
+ * kernel's store still in flight (store forwarding), a plain one can */
+static __m512 ep_load(ep_mask m, const float *p) { return m == 0xFFFF ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p); }
+static void ep_store(ep_mask m, float *p, __m512 v) {
+    if (m == 0xFFFF) _mm512_storeu_ps(p, v);
+    else _mm512_mask_storeu_ps(p, m, v);
+}
+#define EP_LOAD(m, p) ep_load(m, p)
+#define EP_STORE(m, p, v) ep_store(m, p, v)
+#define EP_ADD(x, y) _mm512_add_ps(x, y)
+#define EP_SET1(x) _mm512_set1_ps(x)
+#define EP_RELU(x) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ), x)
+#define EP_CLIP(x, lo, hi)                                                                  \
+    _mm512_mask_mov_ps(_mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), hi),    \
+                       _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), lo)
+#elif RK_GEMM_AVX2
+/* AVX2 has no cheap masked forms: whole 8-float vectors, scalar tail */
+#define EP_VEC 8
+typedef __m256 ep_vec;
+typedef int ep_mask;
+static ep_mask ep_mask_for(int64_t n) { return n >= 8; }
+#define EP_LOAD(m, p) ((void)(m), _mm256_loadu_ps(p))
+#define EP_STORE(m, p, v) ((void)(m), _mm256_storeu_ps(p, v))
+#define EP_ADD(x, y) _mm256_add_ps(x, y)
+#define EP_SET1(x) _mm256_set1_ps(x)
+#define EP_RELU(x) _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ), x)
+#define EP_CLIP(x, lo, hi)                                                                  \
+    _mm256_blendv_ps(_mm256_blendv_ps(x, hi, _mm256_cmp_ps(x, hi, _CMP_GT_OQ)), lo,         \
+                     _mm256_cmp_ps(x, lo, _CMP_LT_OQ))
+#endif
+
+/* C[i0.., j0..] (rows x cols at c), global row i0 and column j0. */
+static void epilogue_tile(const rk_sgemm_args *g, float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
+                          int64_t cols) {
+#ifdef EP_VEC
+    if (g->act == RS_ACT_NONE || g->act == RS_ACT_RELU || g->act == RS_ACT_CLIP) {
+        const float *bias = g->bias, *res = g->res;
+        int per_col = g->bias_per_col, act = g->act;
+        ep_vec lo = EP_SET1(g->act_a), hi = EP_SET1(g->act_b);
+        int64_t vec_cols = EP_VEC == 16 ? cols : cols / EP_VEC * EP_VEC;
+        for (int64_t i = 0; i < rows; i++) {
+            float *ci = c + i * ldc;
+            const float *ri = res ? res + (i0 + i) * g->ldres + j0 : NULL;
+            float bias_i = bias && !per_col ? bias[i0 + i] : 0.0f;
+            ep_vec vbias_i = EP_SET1(bias_i);
+            for (int64_t j = 0; j < vec_cols; j += EP_VEC) {
+                ep_mask m = ep_mask_for(vec_cols - j);
+                ep_vec y = EP_LOAD(m, ci + j);
+                if (per_col) {
+                    if (bias) y = EP_ADD(y, EP_LOAD(m, bias + j0 + j));
+                    if (ri) y = EP_ADD(y, EP_LOAD(m, ri + j));
+                } else if (ri) {
+                    y = EP_ADD(EP_ADD(y, vbias_i), EP_LOAD(m, ri + j));
+                } else if (bias_i != 0.0f) {
+                    y = EP_ADD(y, vbias_i);
+                }
+                if (act == RS_ACT_RELU) y = EP_RELU(y);
+                else if (act == RS_ACT_CLIP) y = EP_CLIP(y, lo, hi);
+                EP_STORE(m, ci + j, y);
+            }
+            if (vec_cols < cols) epilogue_scalar(g, ci, i0 + i, j0, vec_cols, cols);
+        }
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < rows; i++) epilogue_scalar(g, c + i * ldc, i0 + i, j0, 0, cols);
+}
+
+
+/* The epilogue of one tile, for the micro-kernels to apply in registers
+ * between their last sum and the store (same operations as epilogue_tile;
+ * only relu, clip or no activation). Pointers are at the tile's first row
+ * and column; per_col as rk_sgemm_args.bias_per_col. */
+typedef struct {
+    const float *row_bias, *col_bias, *res;
+    int64_t ldres;
+    int per_col, act;
+    float lo, hi;
+} tile_ep;
+
+#if RK_GEMM_AVX2
+RK_INLINE __m256 ep_apply256(const tile_ep *e, int i, int j, __m256 y) {
+    if (e->per_col) {
+        if (e->col_bias) y = _mm256_add_ps(y, _mm256_loadu_ps(e->col_bias + j));
+        if (e->res) y = _mm256_add_ps(y, _mm256_loadu_ps(e->res + i * e->ldres + j));
+    } else {
+        float bias = e->row_bias ? e->row_bias[i] : 0.0f;
+        if (e->res) y = _mm256_add_ps(_mm256_add_ps(y, _mm256_set1_ps(bias)), _mm256_loadu_ps(e->res + i * e->ldres + j));
+        else if (bias != 0.0f) y = _mm256_add_ps(y, _mm256_set1_ps(bias));
+    }
+    if (e->act == RS_ACT_RELU) y = _mm256_and_ps(_mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_NLE_UQ), y);
+    else if (e->act == RS_ACT_CLIP) {
+        __m256 lo = _mm256_set1_ps(e->lo), hi = _mm256_set1_ps(e->hi);
+        y = _mm256_blendv_ps(_mm256_blendv_ps(y, hi, _mm256_cmp_ps(y, hi, _CMP_GT_OQ)), lo,
+                             _mm256_cmp_ps(y, lo, _CMP_LT_OQ));
+    }
+    return y;
+}
+#endif
+
+#if RK_GEMM_AVX2 && defined(__AVX512F__)
+RK_INLINE __m512 ep_apply512(const tile_ep *e, int i, __m512 y) {
+    if (e->per_col) {
+        if (e->col_bias) y = _mm512_add_ps(y, _mm512_loadu_ps(e->col_bias));
+        if (e->res) y = _mm512_add_ps(y, _mm512_loadu_ps(e->res + i * e->ldres));
+    } else {
+        float bias = e->row_bias ? e->row_bias[i] : 0.0f;
+        if (e->res) y = _mm512_add_ps(_mm512_add_ps(y, _mm512_set1_ps(bias)), _mm512_loadu_ps(e->res + i * e->ldres));
+        else if (bias != 0.0f) y = _mm512_add_ps(y, _mm512_set1_ps(bias));
+    }
+    if (e->act == RS_ACT_RELU) y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NLE_UQ), y);
+    else if (e->act == RS_ACT_CLIP) {
+        __m512 lo = _mm512_set1_ps(e->lo), hi = _mm512_set1_ps(e->hi);
+        y = _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(y, hi, _CMP_GT_OQ), hi);
+        y = _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(y, lo, _CMP_LT_OQ), lo);
+    }
+    return y;
+}
+#endif
+
 /* ---- micro-kernels ----
  * tile(mr x nr of C at c, row stride ldc) = alpha * sum_k a[k*MR + i] * b[k*brs + j]
  *                                           + (read_c ? beta * tile : 0)
@@ -252,7 +411,7 @@ void rk_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t lda, int tran
 
 /* rows: 1..MR, nv: 1 or 2 vectors of 8 columns; constants after inlining. */
 RK_INLINE void kernel_avx2(int rows, int nv, int64_t kc, const float *a, const float *b, int64_t brs, float *c,
-                           int64_t ldc, float alpha, float beta, int read_c) {
+                           int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     for (int i = 0; i < rows; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
@@ -281,10 +440,12 @@ RK_INLINE void kernel_avx2(int rows, int nv, int64_t kc, const float *a, const f
         float *ci = c + i * ldc;                                                         \
         __m256 r0 = _mm256_mul_ps(va, lo);                                               \
         if (read_c) r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci), r0);                   \
+        if (ep) r0 = ep_apply256(ep, i, 0, r0);                                          \
         _mm256_storeu_ps(ci, r0);                                                        \
         if (nv > 1) {                                                                    \
             __m256 r1 = _mm256_mul_ps(va, hi);                                           \
             if (read_c) r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci + 8), r1);           \
+            if (ep) r1 = ep_apply256(ep, i, 8, r1);                                      \
             _mm256_storeu_ps(ci + 8, r1);                                                \
         }                                                                                \
     }
@@ -301,7 +462,7 @@ RK_INLINE void kernel_avx2(int rows, int nv, int64_t kc, const float *a, const f
  * (6 + rows2 rows), so that 12 independent sums hide the FMA latency that
  * 6 cannot. Each element still sees exactly kernel_avx2's operations. */
 RK_INLINE void kernel_avx2_tall(int rows2, int64_t kc, const float *a0, const float *a1, const float *b, int64_t brs,
-                                float *c, int64_t ldc, float alpha, float beta, int read_c) {
+                                float *c, int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
     __m256 x0 = _mm256_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0;
     __m256 y0 = x0, y1 = x0, y2 = x0, y3 = x0, y4 = x0, y5 = x0;
     for (int64_t p = 0; p < kc; p++) {
@@ -328,6 +489,7 @@ RK_INLINE void kernel_avx2_tall(int rows2, int64_t kc, const float *a0, const fl
         float *ci = c + i * ldc;                                                         \
         __m256 r0 = _mm256_mul_ps(va, acc);                                              \
         if (read_c) r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci), r0);                   \
+        if (ep) r0 = ep_apply256(ep, i, 0, r0);                                          \
         _mm256_storeu_ps(ci, r0);                                                        \
     }
     RK_STORE1(0, x0)
@@ -347,14 +509,14 @@ RK_INLINE void kernel_avx2_tall(int rows2, int64_t kc, const float *a0, const fl
 
 /* Two A micro-panels (a0 full, a1 with rows2 rows) against 8 columns. */
 static void micro_kernel_tall(int rows2, int64_t kc, const float *a0, const float *a1, const float *b, int64_t brs,
-                              float *c, int64_t ldc, float alpha, float beta, int read_c) {
+                              float *c, int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
     switch (rows2) {
-    case 1: kernel_avx2_tall(1, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
-    case 2: kernel_avx2_tall(2, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
-    case 3: kernel_avx2_tall(3, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
-    case 4: kernel_avx2_tall(4, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
-    case 5: kernel_avx2_tall(5, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
-    default: kernel_avx2_tall(MR, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    case 1: kernel_avx2_tall(1, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
+    case 2: kernel_avx2_tall(2, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
+    case 3: kernel_avx2_tall(3, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
+    case 4: kernel_avx2_tall(4, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
+    case 5: kernel_avx2_tall(5, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
+    default: kernel_avx2_tall(MR, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
     }
 }
 #define RK_HAVE_TALL 1
@@ -368,7 +530,7 @@ static void micro_kernel_tall(int rows2, int64_t kc, const float *a0, const floa
  * sees exactly kernel_avx2's operations (fma in k order, alpha*, beta fma),
  * so results match the 6 x 16 path bit for bit. */
 RK_INLINE void kernel_avx512(int rows2, int64_t kc, const float *a0, const float *a1, const float *b, int64_t brs,
-                             float *c, int64_t ldc, float alpha, float beta, int read_c) {
+                             float *c, int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
     __m512 x0 = _mm512_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0;
     __m512 y0 = x0, y1 = x0, y2 = x0, y3 = x0, y4 = x0, y5 = x0;
     for (int i = 0; i < MR + rows2; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
@@ -398,6 +560,7 @@ RK_INLINE void kernel_avx512(int rows2, int64_t kc, const float *a0, const float
         float *ci = c + i * ldc;                                                         \
         __m512 r0 = _mm512_mul_ps(va, acc);                                              \
         if (read_c) r0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci), r0);                   \
+        if (ep) r0 = ep_apply512(ep, i, r0);                                             \
         _mm512_storeu_ps(ci, r0);                                                        \
     }
     RK_STORE1(0, x0)
@@ -417,14 +580,14 @@ RK_INLINE void kernel_avx512(int rows2, int64_t kc, const float *a0, const float
 
 /* Two A micro-panels (a0 full, a1 with rows2 rows) against 16 columns. */
 static void micro_kernel_wide(int rows2, int64_t kc, const float *a0, const float *a1, const float *b, int64_t brs,
-                              float *c, int64_t ldc, float alpha, float beta, int read_c) {
+                              float *c, int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
     switch (rows2) {
-    case 1: kernel_avx512(1, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
-    case 2: kernel_avx512(2, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
-    case 3: kernel_avx512(3, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
-    case 4: kernel_avx512(4, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
-    case 5: kernel_avx512(5, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
-    default: kernel_avx512(MR, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c); break;
+    case 1: kernel_avx512(1, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
+    case 2: kernel_avx512(2, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
+    case 3: kernel_avx512(3, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
+    case 4: kernel_avx512(4, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
+    case 5: kernel_avx512(5, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
+    default: kernel_avx512(MR, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
     }
 }
 #define RK_HAVE_WIDE 1
@@ -432,13 +595,13 @@ static void micro_kernel_wide(int rows2, int64_t kc, const float *a0, const floa
 
 #define RK_KERNEL_CASE(r)                                                                        \
     case r:                                                                                      \
-        if (nv == 2) kernel_avx2(r, 2, kc, a, b, brs, c, ldc, alpha, beta, read_c);              \
-        else kernel_avx2(r, 1, kc, a, b, brs, c, ldc, alpha, beta, read_c);                      \
+        if (nv == 2) kernel_avx2(r, 2, kc, a, b, brs, c, ldc, alpha, beta, read_c, ep);          \
+        else kernel_avx2(r, 1, kc, a, b, brs, c, ldc, alpha, beta, read_c, ep);                  \
         break;
 
 /* Runs the kernel specialised for `rows` rows and nv vectors. */
 static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const float *b, int64_t brs, float *c,
-                         int64_t ldc, float alpha, float beta, int read_c) {
+                         int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
     switch (rows) {
     RK_KERNEL_CASE(1)
     RK_KERNEL_CASE(2)
@@ -446,8 +609,8 @@ static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const flo
     RK_KERNEL_CASE(4)
     RK_KERNEL_CASE(5)
     default:
-        if (nv == 2) kernel_avx2(MR, 2, kc, a, b, brs, c, ldc, alpha, beta, read_c);
-        else kernel_avx2(MR, 1, kc, a, b, brs, c, ldc, alpha, beta, read_c);
+        if (nv == 2) kernel_avx2(MR, 2, kc, a, b, brs, c, ldc, alpha, beta, read_c, ep);
+        else kernel_avx2(MR, 1, kc, a, b, brs, c, ldc, alpha, beta, read_c, ep);
         break;
     }
 }
@@ -470,7 +633,8 @@ static rk_v4 v4_load(const float *p) {
 }
 
 static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const float *b, int64_t brs, float *c,
-                         int64_t ldc, float alpha, float beta, int read_c) {
+                         int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
+    (void)ep;   /* never given here: the caller applies the epilogue in memory */
     for (int half = 0; half < nv; half++) {
         rk_v4 acc[MR][2];
         const float *bh = b + 8 * half;
@@ -505,7 +669,8 @@ static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const flo
 /* Eight columns at a time: a 6 x 8 block of sums fits in 12 SSE registers,
  * where 6 x 16 would spill, and the j loops vectorize at -O2. */
 static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const float *b, int64_t brs, float *c,
-                         int64_t ldc, float alpha, float beta, int read_c) {
+                         int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
+    (void)ep;   /* never given here: the caller applies the epilogue in memory */
     for (int half = 0; half < nv; half++) {
         float acc[MR][8];
         const float *bh = b + 8 * half;
@@ -533,6 +698,8 @@ static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const flo
 #define RK_HAVE_WIDE 0
 #endif
 
+static int has_epilogue(const rk_sgemm_args *g) { return g->bias || g->res || g->act != RS_ACT_NONE; }
+
 /* ---- the blocked driver ---- */
 
 typedef struct {
@@ -546,7 +713,20 @@ typedef struct {
  * pb_tail with row stride NR. */
 static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, const float *pb,
                          int64_t panel_stride, int64_t brs, const float *pb_tail, float *c, int64_t ldc, float alpha,
-                         float beta, int read_c) {
+                         float beta, int read_c, const rk_sgemm_args *ep, int64_t ep_i0, int64_t ep_j0) {
+    int ep_in_regs = RK_GEMM_AVX2 && ep && (ep->act == RS_ACT_NONE || ep->act == RS_ACT_RELU || ep->act == RS_ACT_CLIP);
+    tile_ep ep_base;
+    memset(&ep_base, 0, sizeof ep_base);
+    if (ep_in_regs) {
+        ep_base.per_col = ep->bias_per_col;
+        if (ep->bias && ep->bias_per_col) ep_base.col_bias = ep->bias + ep_j0;
+        if (ep->bias && !ep->bias_per_col) ep_base.row_bias = ep->bias + ep_i0;
+        if (ep->res) ep_base.res = ep->res + ep_i0 * ep->ldres + ep_j0;
+        ep_base.ldres = ep->ldres;
+        ep_base.act = ep->act;
+        ep_base.lo = ep->act_a;
+        ep_base.hi = ep->act_b;
+    }
     for (int64_t jr = 0; jr < nc; jr += NR) {
         int64_t nr = min64(NR, nc - jr);
         const float *bp = nr == NR ? pb + (jr / NR) * panel_stride : pb_tail;
@@ -576,19 +756,29 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
                 if (read_c)
                     for (int i = 0; i < all_rows; i++) memcpy(tile + i * NR, ct + i * ldc, (size_t)nr * sizeof(float));
             }
+            /* the epilogue in registers where the kernel stores into C */
+            tile_ep te, *tep = NULL;
+            if (ep && ep_in_regs && dst == ct) {
+                te = ep_base;
+                if (te.row_bias) te.row_bias += ir;
+                if (te.col_bias) te.col_bias += jr;
+                if (te.res) te.res += ir * te.ldres + jr;
+                tep = &te;
+            }
 #if RK_HAVE_TALL
             if (tall)
-                micro_kernel_tall(all_rows - MR, kc, ap, ap + MR * kc, bp, bstride, dst, ldd, alpha, beta, read_c);
+                micro_kernel_tall(all_rows - MR, kc, ap, ap + MR * kc, bp, bstride, dst, ldd, alpha, beta, read_c, tep);
             else
 #endif
 #if RK_HAVE_WIDE
             if (wide)
-                micro_kernel_wide(all_rows - MR, kc, ap, ap + MR * kc, bp, bstride, dst, ldd, alpha, beta, read_c);
+                micro_kernel_wide(all_rows - MR, kc, ap, ap + MR * kc, bp, bstride, dst, ldd, alpha, beta, read_c, tep);
             else
 #endif
-                micro_kernel(rows, nv, kc, ap, bp, bstride, dst, ldd, alpha, beta, read_c);
+                micro_kernel(rows, nv, kc, ap, bp, bstride, dst, ldd, alpha, beta, read_c, tep);
             if (dst == tile)
                 for (int i = 0; i < all_rows; i++) memcpy(ct + i * ldc, tile + i * NR, (size_t)nr * sizeof(float));
+            if (ep && !tep) epilogue_tile(ep, ct, ldc, ep_i0 + ir, ep_j0 + jr, all_rows, nr);
             ir += all_rows;
         }
     }
@@ -641,7 +831,7 @@ static void gemm_part_run(const gemm_part *part) {
                     pa = part->pack_a;
                 }
                 macro_kernel(mc, nc, kc, pa, pb, panel_stride, brs, pb_tail, g->c + i_lo * g->ldc + j_lo, g->ldc,
-                             g->alpha, beta, read_c);
+                             g->alpha, beta, read_c, pc + kc >= k && has_epilogue(g) ? g : NULL, i_lo, j_lo);
             }
         }
     }
@@ -660,6 +850,7 @@ static void scale_c(const rk_sgemm_args *g) {
         float *ci = g->c + i * g->ldc;
         for (int64_t j = 0; j < g->n; j++) ci[j] = g->beta == 0.0f ? 0.0f : g->beta * ci[j];
     }
+    if (has_epilogue(g)) epilogue_tile(g, g->c, g->ldc, 0, 0, g->m, g->n);
 }
 
 typedef struct {
@@ -700,6 +891,7 @@ void rk_sgemm_ex(const rk_sgemm_args *g, void *scratch, int nthreads, rk_paralle
         cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans,
                     (int)g->m, (int)g->n, (int)g->k, g->alpha, g->a, (int)g->lda, g->b, (int)g->ldb, g->beta, g->c,
                     (int)g->ldc);
+        if (has_epilogue(g)) epilogue_tile(g, g->c, g->ldc, 0, 0, g->m, g->n);
         return;
     }
 #endif
@@ -726,14 +918,37 @@ void rk_sgemm_ex(const rk_sgemm_args *g, void *scratch, int nthreads, rk_paralle
     parallel(parallel_ctx, (int)team.nthreads, gemm_task, &team);
 }
 
+void rk_sgemm_rows(const rk_sgemm_args *g, int64_t m0, int64_t m1, void *scratch) {
+    if (m1 > g->m) m1 = g->m;
+    if (m0 < 0 || m0 % MR || m0 >= m1 || g->n <= 0) return;
+    if (g->k <= 0) {
+        rk_sgemm_args rows = *g;
+        rows.m = m1 - m0;
+        rows.c = g->c + m0 * g->ldc;
+        rows.bias = g->bias && !g->bias_per_col ? g->bias + m0 : g->bias;
+        rows.res = g->res ? g->res + m0 * g->ldres : NULL;
+        scale_c(&rows);
+        return;
+    }
+    gemm_part part;
+    part_init(&part, g, scratch);
+    part.m0 = m0;
+    part.m1 = m1;
+    part.n0 = 0;
+    part.n1 = g->n;
+    gemm_part_run(&part);
+}
+
 void rk_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,
               const float *b, int64_t ldb, int trans_b, float beta, float *c, int64_t ldc, void *scratch) {
-    rk_sgemm_args g = {m, n, k, alpha, beta, a, lda, trans_a, NULL, b, ldb, trans_b, NULL, c, ldc};
+    rk_sgemm_args g = {.m = m, .n = n, .k = k, .alpha = alpha, .beta = beta, .a = a, .lda = lda, .trans_a = trans_a,
+                       .b = b, .ldb = ldb, .trans_b = trans_b, .c = c, .ldc = ldc};
     rk_sgemm_ex(&g, scratch, 1, NULL, NULL);
 }
 
 void rk_sgemm_prepacked(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,
                         const float *packed_b, float beta, float *c, int64_t ldc, void *scratch) {
-    rk_sgemm_args g = {m, n, k, alpha, beta, a, lda, trans_a, NULL, NULL, 0, 0, packed_b, c, ldc};
+    rk_sgemm_args g = {.m = m, .n = n, .k = k, .alpha = alpha, .beta = beta, .a = a, .lda = lda, .trans_a = trans_a,
+                       .packed_b = packed_b, .c = c, .ldc = ldc};
     rk_sgemm_ex(&g, scratch, 1, NULL, NULL);
 }

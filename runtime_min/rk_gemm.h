@@ -23,6 +23,8 @@
  *
  * Results never depend on the thread count: threads split the output into
  * disjoint tiles and every output element sees the same sequence of operations.
+ * An epilogue (bias, residual, activation; see rk_sgemm_args) can be fused:
+ * it runs on each tile as it completes, with the bits of a separate pass.
  */
 #ifndef RK_GEMM_H
 #define RK_GEMM_H
@@ -54,6 +56,18 @@ typedef struct {
     const float *packed_b;
     float *c;
     int64_t ldc;
+    /* Optional epilogue, applied to each C tile once its last K block is in
+     * (all zero: none). With bias_per_col == 0 (convolution: one bias per
+     * output channel = row) it is y = y + bias[i] + res where there is a
+     * residual, else y + bias[i] where bias[i] != 0; with bias_per_col it is
+     * y + bias[j], then + res. Then y = act(y) (an RS_ACT_* of rlx_scalar.h,
+     * parameters act_a, act_b). res is M x N with row stride ldres. */
+    const float *bias;
+    int bias_per_col;
+    const float *res;
+    int64_t ldres;
+    int act;
+    float act_a, act_b;
 } rk_sgemm_args;
 
 /* Bytes of scratch one thread needs for an M x N x K product. */
@@ -83,6 +97,15 @@ void rk_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t lda, int tran
  * scratch holds nthreads * rk_sgemm_scratch_size(m, n, k) bytes. */
 void rk_sgemm_ex(const rk_sgemm_args *args, void *scratch, int nthreads, rk_parallel_fn parallel,
                  void *parallel_ctx);
+
+/* Rows [m0, m1) of C only, on the calling thread (m0 a multiple of 6, the
+ * register tile's height; scratch as for rk_sgemm): a caller with its own
+ * threads splits the rows of one product this way, with the same bits as
+ * one whole-product call. */
+void rk_sgemm_rows(const rk_sgemm_args *args, int64_t m0, int64_t m1, void *scratch);
+
+/* Rows of C that rk_sgemm_rows splits should be a multiple of. */
+#define RK_SGEMM_ROW_STEP 12
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,9 @@
 /* rk_linalg.c - MatMul and Gemm kernels over the packed GEMM of rk_gemm.c.
  *
  * Both run rk_sgemm_ex (threads from the context's pool, scratch from the
- * context) and then the fused epilogue: bias, residual, activation, in the
- * order the fusion pass proved equivalent to the graph (act(x*w + b + r)).
+ * context) with the fused epilogue, which the GEMM applies to each tile as
+ * it completes: bias, residual, activation, in the order the fusion pass
+ * proved equivalent to the graph (act(x*w + b + r)).
  * A weight operand B may come pre-packed from the weights file (b_packed),
  * so nothing is repacked per run.
  */
@@ -26,32 +27,6 @@ static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
     int nt = threads_for(ctx, args->m, args->n, args->k);
     rk_sgemm_ex(args, ctx->scratch, nt, nt > 1 ? rk_pool_run : NULL, ctx->pool);
     return RLX_OK;
-}
-
-/* y (rows x cols, dense) = act(y + bias[col] + res), a pass per part so
- * that each loop is a straight run a compiler vectorizes. */
-static void epilogue(float *y, int64_t rows, int64_t cols, const float *bias, const float *res, int64_t act, float a,
-                     float b) {
-    int64_t n = rows * cols;
-    if (bias)
-        for (int64_t i = 0; i < rows; i++) {
-            float *row = y + i * cols;
-            for (int64_t j = 0; j < cols; j++) row[j] += bias[j];
-        }
-    if (res)
-        for (int64_t j = 0; j < n; j++) y[j] += res[j];
-    switch (act) {
-    case RS_ACT_NONE: break;
-    case RS_ACT_RELU:
-        for (int64_t j = 0; j < n; j++) y[j] = rs_relu(y[j]);
-        break;
-    case RS_ACT_CLIP:
-        for (int64_t j = 0; j < n; j++) y[j] = rs_clip(y[j], a, b);
-        break;
-    default:
-        for (int64_t j = 0; j < n; j++) y[j] = rs_act(y[j], (int)act, a, b);
-        break;
-    }
 }
 
 int rk_matmul_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
@@ -92,10 +67,15 @@ int rk_matmul_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         }
         g.c = c + bi * cstep;
         g.ldc = p->n;
+        g.bias = bias;
+        g.bias_per_col = 1;
+        g.res = res ? res + bi * cstep : NULL;
+        g.ldres = p->n;
+        g.act = (int)p->act;
+        g.act_a = (float)p->act_a;
+        g.act_b = (float)p->act_b;
         int st = sgemm(ctx, &g);
         if (st) return st;
-        epilogue(c + bi * cstep, p->m, p->n, bias, res ? res + bi * cstep : NULL, p->act, (float)p->act_a,
-                 (float)p->act_b);
         rk_odometer_next(idx, p->bdims, p->brank);
     }
     return RLX_OK;
@@ -135,8 +115,10 @@ int rk_gemm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *co
     }
     g.c = y;
     g.ldc = n;
-    int st = sgemm(ctx, &g);
-    if (st) return st;
-    epilogue(y, m, n, NULL, res, p->act, (float)p->act_a, (float)p->act_b);
-    return RLX_OK;
+    g.res = res;
+    g.ldres = n;
+    g.act = (int)p->act;
+    g.act_a = (float)p->act_a;
+    g.act_b = (float)p->act_b;
+    return sgemm(ctx, &g);
 }

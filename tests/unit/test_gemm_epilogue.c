@@ -1,0 +1,206 @@
+/* test_gemm_epilogue.c - the epilogue fused into rk_sgemm_ex (rk_gemm.h).
+ *
+ * The fused epilogue (bias per row or per column, residual, activation) must
+ * give exactly the bits of a plain GEMM followed by a separate pass written
+ * here the way the kernels used to do it (rk_convgemm.c's per-row pass,
+ * rk_linalg.c's per-column pass), over shapes that hit full, ragged and
+ * 8-wide tiles, several K blocks, the 12-row and 6-row kernels and pre-packed
+ * operands. Values include NaN, +-inf, -0 (relu must give +0 for -0 and keep
+ * NaN; clip keeps NaN) and zero biases (a per-row bias of 0 is not added
+ * without a residual, so -0 stays -0). rk_sgemm_rows over a row split, and
+ * several threads, must match one whole call bit for bit.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rk_gemm.h"
+#include "rlx_scalar.h"
+
+static uint32_t rng_state = 777u;
+static float rnd(void) {
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (float)(rng_state >> 8) / 16777216.0f * 2.0f - 1.0f;
+}
+
+static float *filled(int64_t n) {
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    cr_assert(p);
+    for (int64_t i = 0; i < n; i++) p[i] = rnd();
+    return p;
+}
+
+static void serial_pool(void *ctx, int nthreads, void (*task)(void *arg, int tid), void *arg) {
+    (void)ctx;
+    for (int t = nthreads - 1; t >= 0; t--) task(arg, t);
+}
+
+/* The separate pass, as rk_convgemm.c (per row) and rk_linalg.c (per column) ran it. */
+static void reference_pass(const rk_sgemm_args *g, float *c) {
+    for (int64_t i = 0; i < g->m; i++)
+        for (int64_t j = 0; j < g->n; j++) {
+            float *y = &c[i * g->ldc + j];
+            const float *r = g->res ? &g->res[i * g->ldres + j] : NULL;
+            if (g->bias_per_col) {
+                if (g->bias) *y += g->bias[j];
+                if (r) *y += *r;
+            } else {
+                float b = g->bias ? g->bias[i] : 0.0f;
+                if (r) *y = *y + b + *r;
+                else if (b != 0.0f) *y += b;
+            }
+            *y = rs_act(*y, g->act, g->act_a, g->act_b);
+        }
+}
+
+typedef struct {
+    rk_sgemm_args g;
+    float *a, *b, *bias, *res, *packed_a, *packed_b;
+} case_data;
+
+static void case_make(case_data *d, int64_t m, int64_t n, int64_t k, int bias_mode, int with_res, int act,
+                      int prepack) {
+    memset(d, 0, sizeof *d);
+    rk_sgemm_args *g = &d->g;
+    g->m = m, g->n = n, g->k = k, g->alpha = 1.0f, g->beta = 0.0f;
+    d->a = filled(m * k);
+    d->b = filled(k * n);
+    /* special values: a NaN and an inf row of A make NaN/inf outputs; a zero
+     * row of A makes +0 sums, which alpha = -1 turns into -0 */
+    if (m > 2 && k > 0) {
+        d->a[0 * k] = NAN;
+        d->a[1 * k] = INFINITY;
+        for (int64_t p = 0; p < k; p++) d->a[2 * k + p] = 0.0f;
+    }
+    g->alpha = -1.0f;
+    g->a = d->a, g->lda = k;
+    g->b = d->b, g->ldb = n;
+    if (prepack & 1) {
+        d->packed_a = malloc(rk_sgemm_packed_a_size(m, k) + 4);
+        rk_sgemm_pack_a(m, k, d->a, k, 0, d->packed_a);
+        g->packed_a = d->packed_a;
+    }
+    if (prepack & 2) {
+        d->packed_b = malloc(rk_sgemm_packed_b_size(n, k) + 4);
+        rk_sgemm_pack_b(n, k, d->b, n, 0, d->packed_b);
+        g->packed_b = d->packed_b;
+    }
+    g->ldc = n + 3;
+    if (bias_mode) {
+        int64_t nb = bias_mode == 1 ? m : n;
+        d->bias = filled(nb);
+        for (int64_t i = 0; i < nb; i += 3) d->bias[i] = i % 2 ? -0.0f : 0.0f;
+        g->bias = d->bias;
+        g->bias_per_col = bias_mode == 2;
+    }
+    if (with_res) {
+        g->ldres = n + 1;
+        d->res = filled(m * g->ldres);
+        for (int64_t i = 0; i < m * g->ldres; i += 5) d->res[i] = -0.0f;
+        g->res = d->res;
+    }
+    g->act = act;
+    g->act_a = act == RS_ACT_CLIP ? -0.25f : 0.1f;
+    g->act_b = act == RS_ACT_CLIP ? 0.5f : 0.6f;
+}
+
+static void case_free(case_data *d) {
+    free(d->a), free(d->b), free(d->bias), free(d->res), free(d->packed_a), free(d->packed_b);
+}
+
+static float *run(const rk_sgemm_args *g, int nthreads, int fused) {
+    float *c = malloc((size_t)(g->m * g->ldc) * sizeof(float));
+    for (int64_t i = 0; i < g->m * g->ldc; i++) c[i] = NAN;   /* beta 0: never read */
+    rk_sgemm_args h = *g;
+    h.c = c;
+    if (!fused) h.bias = NULL, h.res = NULL, h.act = RS_ACT_NONE;
+    size_t per = rk_sgemm_scratch_size(g->m, g->n, g->k);
+    void *scratch = malloc((size_t)nthreads * per + 64);
+    rk_sgemm_ex(&h, scratch, nthreads, nthreads > 1 ? serial_pool : NULL, NULL);
+    free(scratch);
+    if (!fused) reference_pass(g, c);
+    return c;
+}
+
+/* Every element (not the row padding) bit for bit. */
+static int same(const rk_sgemm_args *g, const float *x, const float *y) {
+    for (int64_t i = 0; i < g->m; i++)
+        if (memcmp(x + i * g->ldc, y + i * g->ldc, (size_t)g->n * sizeof(float))) return 0;
+    return 1;
+}
+
+static const int64_t shapes[][3] = {{1, 1, 1},   {5, 7, 3},     {12, 16, 8},  {13, 49, 40}, {64, 196, 300},
+                                    {66, 8, 17}, {25, 33, 600}, {150, 20, 9}, {7, 24, 1},   {30, 100, 2}};
+static const int acts[] = {RS_ACT_NONE, RS_ACT_RELU, RS_ACT_CLIP, RS_ACT_SIGMOID, RS_ACT_HARDSWISH};
+
+Test(gemm_epilogue, fused_equals_separate_pass) {
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int bias_mode = 0; bias_mode < 3; bias_mode++)
+            for (int with_res = 0; with_res < 2; with_res++)
+                for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
+                    case_data d;
+                    int prepack = (int)((s + (size_t)bias_mode + ai) % 4);
+                    case_make(&d, shapes[s][0], shapes[s][1], shapes[s][2], bias_mode, with_res, acts[ai], prepack);
+                    float *want = run(&d.g, 1, 0), *got = run(&d.g, 1, 1), *got3 = run(&d.g, 3, 1);
+                    cr_expect(same(&d.g, want, got), "%lldx%lldx%lld bias %d res %d act %d: fused differs",
+                              (long long)d.g.m, (long long)d.g.n, (long long)d.g.k, bias_mode, with_res, acts[ai]);
+                    cr_expect(same(&d.g, want, got3), "%lldx%lldx%lld bias %d res %d act %d: 3 threads differ",
+                              (long long)d.g.m, (long long)d.g.n, (long long)d.g.k, bias_mode, with_res, acts[ai]);
+                    free(want), free(got), free(got3);
+                    case_free(&d);
+                }
+}
+
+Test(gemm_epilogue, hand_worked_relu_clip_signed_zero) {
+    /* C (1 x 4) = A (1 x 1, one) * B (1 x 4) */
+    float a[1] = {1.0f}, b[4] = {-0.0f, -2.0f, NAN, 3.0f}, c[4];
+    rk_sgemm_args g;
+    memset(&g, 0, sizeof g);
+    g.m = 1, g.n = 4, g.k = 1, g.alpha = 1.0f, g.a = a, g.lda = 1, g.b = b, g.ldb = 4, g.c = c, g.ldc = 4;
+    g.act = RS_ACT_RELU;
+    char scratch[4096];
+    cr_assert(rk_sgemm_scratch_size(1, 4, 1) <= sizeof scratch);
+    rk_sgemm_ex(&g, scratch, 1, NULL, NULL);
+    /* relu: -0 -> +0, -2 -> +0, NaN stays NaN, 3 stays */
+    cr_expect(c[0] == 0.0f && !signbit(c[0]));
+    cr_expect(c[1] == 0.0f && !signbit(c[1]));
+    cr_expect(isnan(c[2]));
+    cr_expect(c[3] == 3.0f);
+    /* clip to [-1, 1] plus a column bias of 0.5: -0+0.5, -1.5 -> -1, NaN, 3.5 -> 1 */
+    float bias[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+    g.bias = bias, g.bias_per_col = 1, g.act = RS_ACT_CLIP, g.act_a = -1.0f, g.act_b = 1.0f;
+    rk_sgemm_ex(&g, scratch, 1, NULL, NULL);
+    cr_expect(c[0] == 0.5f);
+    cr_expect(c[1] == -1.0f);
+    cr_expect(isnan(c[2]));
+    cr_expect(c[3] == 1.0f);
+    /* per-row bias 0, no residual, no activation: -0 (alpha = -1 times a
+     * +0 sum) stays -0 */
+    float zero = 0.0f;
+    b[0] = 0.0f;
+    g.alpha = -1.0f, g.bias = &zero, g.bias_per_col = 0, g.act = RS_ACT_NONE;
+    rk_sgemm_ex(&g, scratch, 1, NULL, NULL);
+    cr_expect(c[0] == 0.0f && signbit(c[0]));
+}
+
+Test(gemm_epilogue, row_split_equals_whole) {
+    case_data d;
+    case_make(&d, 100, 70, 300, 1, 1, RS_ACT_CLIP, 1);
+    float *want = run(&d.g, 1, 1);
+    float *c = malloc((size_t)(d.g.m * d.g.ldc) * sizeof(float));
+    void *scratch = malloc(rk_sgemm_scratch_size(d.g.m, d.g.n, d.g.k));
+    rk_sgemm_args g = d.g;
+    g.c = c;
+    static const int64_t cuts[] = {0, 12, 36, 42, 96, 100};
+    for (size_t i = 0; i + 1 < sizeof cuts / sizeof cuts[0]; i++) rk_sgemm_rows(&g, cuts[i], cuts[i + 1], scratch);
+    cr_expect(same(&d.g, want, c), "rows split differs from one call");
+    /* K = 0: C = epilogue(0) on the rows asked for */
+    g.k = 0;
+    rk_sgemm_rows(&g, 0, 100, scratch);
+    cr_expect(c[0] == rs_clip(0.0f + d.bias[0] + d.res[0], -0.25f, 0.5f));
+    cr_expect(c[5 * d.g.ldc + 7] == rs_clip(0.0f + d.bias[5] + d.res[5 * d.g.ldres + 7], -0.25f, 0.5f));
+    free(c), free(scratch), free(want);
+    case_free(&d);
+}
