@@ -171,41 +171,98 @@ static void store_lowest(void *y, int64_t o, int dtype) {
     }
 }
 
-/* The common case, 2-D f32 max pooling without indices or dilation, as a
- * tight loop: the window's valid taps are clipped once per output row and
- * column, and the maximum is rs_max's (NaN propagates), as in the general
- * path below. */
-static int maxpool2d_f32(const rk_pool_nd_params *p, const float *x, float *y) {
-    const int64_t *id = p->in_dims, *od = p->out_dims;
-    int64_t h = id[1], w = id[2], oh = od[1], ow = od[2];
-    for (int64_t q = 0; q < p->nc; q++) {
-        const float *xq = x + q * h * w;
-        float *yq = y + q * oh * ow;
-        for (int64_t oy = 0; oy < oh; oy++) {
-            int64_t y0 = oy * p->s[1] - p->pb[1], y1 = y0 + p->k[1];
-            if (y0 < 0) y0 = 0;
-            if (y1 > h) y1 = h;
-            for (int64_t ox = 0; ox < ow; ox++) {
-                int64_t x0 = ox * p->s[2] - p->pb[2], x1 = x0 + p->k[2];
+/* The common case, 2-D f32 max pooling without indices or dilation. Each
+ * output row folds its window's valid taps with rs_max in row-major order
+ * (rs_max keeps the first NaN and, among equal values, the last; it is
+ * associative, so folding input row by input row over a whole output row
+ * gives the same bits as folding each window alone). Columns whose window
+ * leaves the image are clipped one by one; the interior is one loop per tap
+ * over the output row, which a compiler vectorizes. Channels are split over
+ * threads, each computed whole, so results do not depend on the count. */
+typedef struct {
+    const rk_pool_nd_params *p;
+    const float *x;
+    float *y;
+    int64_t ntasks;
+} MaxPool;
+
+/* acc[j] = rs_max(acc[j], src[j*S]) for j in [0, n); S is a constant in the
+ * calls below, so the loads are contiguous or a fixed stride. */
+static inline void max_fold(float *restrict acc, const float *restrict src, int64_t n, int64_t s) {
+    for (int64_t j = 0; j < n; j++) acc[j] = rs_max(acc[j], src[j * s]);
+}
+
+static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *yq) {
+    int64_t h = p->in_dims[1], w = p->in_dims[2], oh = p->out_dims[1], ow = p->out_dims[2];
+    int64_t kh = p->k[1], kw = p->k[2], sh = p->s[1], sw = p->s[2], pt = p->pb[1], pl = p->pb[2];
+    /* interior columns: the whole window inside, ox*sw - pl >= 0 and ox*sw - pl + kw <= w */
+    int64_t lo = (pl + sw - 1) / sw, hi = w - kw + pl >= 0 ? (w - kw + pl) / sw + 1 : 0;
+    if (hi > ow) hi = ow;
+    if (lo > hi) lo = hi;
+    for (int64_t oy = 0; oy < oh; oy++) {
+        float *yrow = yq + oy * ow;
+        int64_t y0 = oy * sh - pt, y1 = y0 + kh;
+        if (y0 < 0) y0 = 0;
+        if (y1 > h) y1 = h;
+        for (int64_t ox = 0; ox < ow; ox++) yrow[ox] = -INFINITY;
+        for (int64_t iy = y0; iy < y1; iy++) {
+            const float *xrow = xq + iy * w;
+            for (int64_t ox = 0; ox < lo; ox++) {
+                int64_t x0 = ox * sw - pl, x1 = x0 + kw;
                 if (x0 < 0) x0 = 0;
                 if (x1 > w) x1 = w;
-                float m = -INFINITY;
-                for (int64_t iy = y0; iy < y1; iy++)
-                    for (int64_t ix = x0; ix < x1; ix++) m = rs_max(m, xq[iy * w + ix]);
-                yq[oy * ow + ox] = m;
+                for (int64_t ix = x0; ix < x1; ix++) yrow[ox] = rs_max(yrow[ox], xrow[ix]);
+            }
+            for (int64_t t = 0; t < kw && hi > lo; t++) {
+                const float *src = xrow + lo * sw - pl + t;
+                if (sw == 1)
+                    max_fold(yrow + lo, src, hi - lo, 1);
+                else if (sw == 2)
+                    max_fold(yrow + lo, src, hi - lo, 2);
+                else
+                    max_fold(yrow + lo, src, hi - lo, sw);
+            }
+            for (int64_t ox = hi; ox < ow; ox++) {
+                int64_t x0 = ox * sw - pl, x1 = x0 + kw;
+                if (x0 < 0) x0 = 0;
+                if (x1 > w) x1 = w;
+                for (int64_t ix = x0; ix < x1; ix++) yrow[ox] = rs_max(yrow[ox], xrow[ix]);
             }
         }
     }
+}
+
+static void maxpool2d_task(void *arg, int tid) {
+    const MaxPool *M = arg;
+    const rk_pool_nd_params *p = M->p;
+    int64_t plane = p->in_dims[1] * p->in_dims[2], oplane = p->out_dims[1] * p->out_dims[2];
+    /* contiguous channel ranges, one per task */
+    int64_t q0 = p->nc * tid / M->ntasks, q1 = p->nc * (tid + 1) / M->ntasks;
+    for (int64_t q = q0; q < q1; q++) maxpool2d_plane(p, M->x + q * plane, M->y + q * oplane);
+}
+
+/* Below this many window taps a pooling runs on one thread. */
+#define POOL_THREAD_MIN_TAPS (1 << 16)
+
+static int maxpool2d_f32(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x, float *y) {
+    MaxPool M;
+    M.p = p;
+    M.x = x;
+    M.y = y;
+    double taps = (double)p->nc * (double)p->out_dims[1] * (double)p->out_dims[2] * (double)p->k[1] * (double)p->k[2];
+    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && taps >= POOL_THREAD_MIN_TAPS ? ctx->nthreads : 1;
+    M.ntasks = nt < p->nc ? nt : (p->nc > 0 ? p->nc : 1);
+    rk_pool_run(ctx ? ctx->pool : NULL, (int)M.ntasks, maxpool2d_task, &M);
     return RLX_OK;
 }
 
 int rk_pool_nd(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_pool_nd_params *p = params;
-    (void)ctx;
     if (p->op == 0 && p->dtype == RLX_F32 && !p->has_indices && p->in_dims[0] == 1 && p->out_dims[0] == 1 &&
         p->k[0] == 1 && p->d[1] == 1 && p->d[2] == 1 && p->nc >= 0 && p->s[1] > 0 && p->s[2] > 0 &&
+        p->pb[0] == 0 && p->pb[1] >= 0 && p->pb[2] >= 0 &&
         !bad_geometry(p->in_dims, p->out_dims, p->k, p->s, p->d))
-        return maxpool2d_f32(p, in[0], out[0]);
+        return maxpool2d_f32(ctx, p, in[0], out[0]);
     int dt = (int)p->dtype;
     int is_float = dt == RLX_F32 || dt == RLX_F64 || dt == RLX_F16 || dt == RLX_BF16;
     if (p->nc < 0 || p->op < 0 || p->op > 2 || bad_geometry(p->in_dims, p->out_dims, p->k, p->s, p->d) ||

@@ -20,6 +20,9 @@
  * inside, on each register tile as it completes, while it is still in L1.
  */
 #include <string.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "rk_gemm.h"
 #include "rlx_rt.h"
@@ -236,45 +239,304 @@ static void plan_gemm(Conv *C, int nt) {
     if (best && best_load * 8 < load * 7) *C = *best;
 }
 
-/* One input channel, 3x3 taps, no dilation (depthwise layers): each output
- * row sums its nine taps in one pass; columns whose window leaves the image
- * take the clipped path, the interior runs without a bounds check. */
-static void depthwise3x3(const rk_conv2d_f32_params *p, const float *x, const float *w, float *y) {
-    int64_t h = p->h, wd = p->w, oh = p->oh, ow = p->ow, sh = p->sh, sw = p->sw;
+/* One input channel, 3x3 taps, no dilation (depthwise layers), with the
+ * epilogue folded in: each output row is summed in one pass (the nine taps
+ * of an output element accumulate in a register and it is stored once),
+ * then bias, residual and activation run over the row while it is in L1.
+ * Columns whose window leaves the image take the clipped path; the interior
+ * runs without a bounds check, one loop per stride (1, 2, other) and per
+ * count of input rows inside the image, so a compiler vectorizes it. Rows
+ * outside the image are skipped, never read with weight 0 (an inf there
+ * would make NaN). Built with AVX-512, strides 1 and 2 take
+ * dw_plane_avx512 instead (summed in another order: results differ in the
+ * last bits between the two builds, never between thread counts). */
+#define DW_TAPS(R, W0, W1, W2, IX) ((W0) * (R)[IX] + (W1) * (R)[(IX) + 1] + (W2) * (R)[(IX) + 2])
+
+/* y[j] = taps of rows a (and b, c when nr > 1, 2) at input column j*S
+ * onward, j in [0, n); S is a constant in the calls below. */
+static inline void dw_interior(float *restrict y, int64_t n, int64_t s, int nr, const float *restrict a,
+                               const float *wa, const float *restrict b, const float *wb, const float *restrict c,
+                               const float *wc) {
+    float a0 = wa[0], a1 = wa[1], a2 = wa[2];
+    if (nr == 1) {
+        for (int64_t j = 0; j < n; j++) y[j] = DW_TAPS(a, a0, a1, a2, j * s);
+        return;
+    }
+    float b0 = wb[0], b1 = wb[1], b2 = wb[2];
+    if (nr == 2) {
+        for (int64_t j = 0; j < n; j++) y[j] = DW_TAPS(a, a0, a1, a2, j * s) + DW_TAPS(b, b0, b1, b2, j * s);
+        return;
+    }
+    float c0 = wc[0], c1 = wc[1], c2 = wc[2];
+    for (int64_t j = 0; j < n; j++)
+        y[j] = DW_TAPS(a, a0, a1, a2, j * s) + DW_TAPS(b, b0, b1, b2, j * s) + DW_TAPS(c, c0, c1, c2, j * s);
+}
+
+/* y[j] = act(y[j] + bias + res[j]) in one pass for the activations depthwise
+ * layers use; the others go through epilogue_run. Same arithmetic as
+ * epilogue_run (no bias add when the bias is 0 and there is no residual). */
+static void dw_epilogue(float *restrict y, int64_t n, float bias, const float *restrict res, int64_t act, float lo,
+                        float hi) {
+    if (act != RS_ACT_NONE && act != RS_ACT_RELU && act != RS_ACT_CLIP) {
+        epilogue_run(y, n, bias, res, act, lo, hi);
+        return;
+    }
+    if (res) {
+        if (act == RS_ACT_RELU)
+            for (int64_t j = 0; j < n; j++) y[j] = rs_relu(y[j] + bias + res[j]);
+        else if (act == RS_ACT_CLIP)
+            for (int64_t j = 0; j < n; j++) y[j] = rs_clip(y[j] + bias + res[j], lo, hi);
+        else
+            for (int64_t j = 0; j < n; j++) y[j] = y[j] + bias + res[j];
+    } else if (bias != 0.0f) {
+        if (act == RS_ACT_RELU)
+            for (int64_t j = 0; j < n; j++) y[j] = rs_relu(y[j] + bias);
+        else if (act == RS_ACT_CLIP)
+            for (int64_t j = 0; j < n; j++) y[j] = rs_clip(y[j] + bias, lo, hi);
+        else
+            for (int64_t j = 0; j < n; j++) y[j] += bias;
+    } else {
+        if (act == RS_ACT_RELU)
+            for (int64_t j = 0; j < n; j++) y[j] = rs_relu(y[j]);
+        else if (act == RS_ACT_CLIP)
+            for (int64_t j = 0; j < n; j++) y[j] = rs_clip(y[j], lo, hi);
+    }
+}
+
+#if defined(__AVX512F__)
+/* Lanes [lo, hi) of a 16-lane mask, the range clipped to the vector. */
+static inline __mmask16 dw_lanes(int64_t lo, int64_t hi) {
+    if (lo < 0) lo = 0;
+    if (hi > 16) hi = 16;
+    return hi > lo ? (__mmask16)((0xffffu >> (16 - (hi - lo))) << lo) : (__mmask16)0;
+}
+
+/* The even and the odd elements of the 32 floats (a, b): stride-2 taps. */
+static inline __m512 dw_even(__m512 a, __m512 b) {
+    return _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
+}
+
+static inline __m512 dw_odd(__m512 a, __m512 b) {
+    return _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
+}
+
+/* act(acc + bias + res) with epilogue_run's arithmetic, for the activations
+ * depthwise layers use; the caller runs epilogue_run for the others. */
+static inline __m512 dw_finish(__m512 acc, float bias, const float *res, __mmask16 out, int64_t act, float lo,
+                               float hi) {
+    if (res)
+        acc = _mm512_add_ps(_mm512_add_ps(acc, _mm512_set1_ps(bias)), _mm512_maskz_loadu_ps(out, res));
+    else if (bias != 0.0f)
+        acc = _mm512_add_ps(acc, _mm512_set1_ps(bias));
+    if (act == RS_ACT_RELU) {
+        /* rs_relu: x if x > 0 or NaN, else 0 */
+        __mmask16 keep = _mm512_cmp_ps_mask(acc, _mm512_setzero_ps(), _CMP_GT_OQ) |
+                         _mm512_cmp_ps_mask(acc, acc, _CMP_UNORD_Q);
+        acc = _mm512_maskz_mov_ps(keep, acc);
+    } else if (act == RS_ACT_CLIP) {
+        /* rs_clip: x < lo ? lo : (x > hi ? hi : x) */
+        __m512 lov = _mm512_set1_ps(lo), hiv = _mm512_set1_ps(hi);
+        __mmask16 below = _mm512_cmp_ps_mask(acc, lov, _CMP_LT_OQ);
+        acc = _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(acc, hiv, _CMP_GT_OQ), hiv);
+        acc = _mm512_mask_mov_ps(acc, below, lov);
+    }
+    return acc;
+}
+
+#if defined(__GNUC__)
+#define DW_INLINE static inline __attribute__((always_inline))
+#else
+#define DW_INLINE static inline
+#endif
+
+/* One input row's three taps for a strip of 16 output columns: lane j of
+ * tap t holds the input column (j0 + j)*s - pl + t, 0 where that column is
+ * outside the row (loads are masked to the row: nothing is read past its
+ * ends). m: per tap, the lanes inside; v: for stride 2, the lanes of the
+ * three loads (33 consecutive inputs) inside. */
+typedef struct {
+    __m512 t[3];
+} DwTaps;
+
+DW_INLINE DwTaps dw_taps(const float *src, int64_t s, const __mmask16 *m, const __mmask16 *v) {
+    DwTaps r;
+    if (s == 1) {
+        for (int t = 0; t < 3; t++) r.t[t] = _mm512_maskz_loadu_ps(m[t], src + t);
+    } else {
+        __m512 a = _mm512_maskz_loadu_ps(v[0], src), b = _mm512_maskz_loadu_ps(v[1], src + 16);
+        __m512 c = _mm512_maskz_loadu_ps(v[2], src + 32);
+        r.t[0] = dw_even(a, b);
+        r.t[1] = dw_odd(a, b);
+        /* src[2j + 2]: tap 0 moved down one lane, src[32] into lane 15 */
+        r.t[2] = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(c), _mm512_castps_si512(r.t[0]), 1));
+    }
+    return r;
+}
+
+/* One output strip: each kernel row's taps summed in order from 0 (three
+ * independent FMA chains), then the rows added; a tap whose mask lane is
+ * off is skipped (sums that start from +0 are never -0, so a row with
+ * every tap skipped adds nothing). */
+DW_INLINE __m512 dw_sum(const __m512 *wv, const DwTaps *rows, const __mmask16 (*m)[3]) {
+    __m512 r[3];
+    for (int k = 0; k < 3; k++) {
+        r[k] = _mm512_setzero_ps();
+        for (int t = 0; t < 3; t++) r[k] = _mm512_mask3_fmadd_ps(wv[3 * k + t], rows[k].t[t], r[k], m[k][t]);
+    }
+    return _mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]);
+}
+
+/* The epilogue in registers, the strip's one store. */
+DW_INLINE void dw_emit(__m512 acc, float *yrow, int64_t n, __mmask16 out, float bias, const float *res, int epilogue,
+                       int64_t act, int other_act, float lo, float hi) {
+    if (epilogue) acc = dw_finish(acc, bias, res, out, act, lo, hi);
+    _mm512_mask_storeu_ps(yrow, out, acc);
+    if (other_act) epilogue_run(yrow, n, 0.0f, NULL, act, lo, hi);
+}
+
+/* A depthwise 3x3 plane of stride 1 or 2 (either axis), in strips of 16
+ * output columns, each strip walked down the rows; a 7-wide plane is one
+ * masked strip. On the rows whose three input rows are all inside, an
+ * input row's taps are loaded once and kept in registers for every output
+ * row that reads it (three for row stride 1, two for 2); the rows near the
+ * top and bottom mask off the input rows outside (never a read with weight
+ * 0: an inf there would make NaN). The epilogue runs in registers before
+ * each strip's one store. s (column stride) and act are constants in each
+ * call (dw_plane_avx512), so each combination is its own loop. */
+DW_INLINE void dw_plane_avx512_for(const rk_conv2d_f32_params *p, const float *x, const float *w, float *y,
+                                   float bias, const float *res, int epilogue, int64_t s, int64_t act) {
+    int64_t h = p->h, wd = p->w, oh = p->oh, ow = p->ow, sh = p->sh, pl = p->pl, pt = p->pt;
+    float lo = (float)p->act_a, hi = (float)p->act_b;
+    int other_act = act != RS_ACT_NONE && act != RS_ACT_RELU && act != RS_ACT_CLIP;
+    int64_t colo[3], cohi[3];   /* per tap: the output columns whose input column is inside */
+    for (int t = 0; t < 3; t++) rk_out_range(ow, s, t - pl, wd, &colo[t], &cohi[t]);
+    /* output rows whose input rows iy0 .. iy0 + 2 (iy0 = oy*sh - pt) are all inside */
+    int64_t run_lo = (pt + sh - 1) / sh, run_hi = h - 3 + pt >= 0 ? (h - 3 + pt) / sh + 1 : 0;
+    if (run_hi > oh) run_hi = oh;
+    if (run_lo > run_hi) run_lo = run_hi;
+    __m512 wv[9];
+    for (int i = 0; i < 9; i++) wv[i] = _mm512_set1_ps(w[i]);
+    for (int64_t j0 = 0; j0 < ow; j0 += 16) {
+        int64_t base = j0 * s - pl;   /* input column of lane 0, tap 0 */
+        __mmask16 m[3], v[3];
+        for (int t = 0; t < 3; t++) {
+            m[t] = dw_lanes(colo[t] - j0, cohi[t] - j0);
+            v[t] = dw_lanes(-base - 16 * t, wd - base - 16 * t);
+        }
+        v[2] &= 1;
+        int64_t n = ow - j0 < 16 ? ow - j0 : 16;
+        __mmask16 out = dw_lanes(0, n);
+        __mmask16 mrow[3][3];   /* every input row inside */
+        for (int k = 0; k < 3; k++)
+            for (int t = 0; t < 3; t++) mrow[k][t] = m[t];
+        for (int64_t oy = 0; oy < oh; oy++) {
+            DwTaps rows[3];
+            if (oy == run_lo && run_lo < run_hi) {
+                const float *src = x + (oy * sh - pt) * wd + base;
+                rows[0] = dw_taps(src, s, m, v);
+                rows[1] = dw_taps(src + wd, s, m, v);
+                src += 2 * wd;
+                for (; oy < run_hi; oy++) {
+                    rows[2] = dw_taps(src, s, m, v);
+                    dw_emit(dw_sum(wv, rows, (const __mmask16(*)[3])mrow), y + oy * ow + j0, n, out, bias,
+                            res ? res + oy * ow + j0 : NULL, epilogue, act, other_act, lo, hi);
+                    if (sh == 1) {
+                        rows[0] = rows[1];
+                        rows[1] = rows[2];
+                        src += wd;
+                    } else {
+                        rows[0] = rows[2];
+                        if (oy + 1 < run_hi) rows[1] = dw_taps(src + wd, s, m, v);
+                        src += 2 * wd;
+                    }
+                }
+                if (oy >= oh) break;
+            }
+            __mmask16 mk[3][3];
+            int64_t iy0 = oy * sh - pt;
+            for (int k = 0; k < 3; k++) {
+                int inside = iy0 + k >= 0 && iy0 + k < h;
+                for (int t = 0; t < 3; t++) {
+                    mk[k][t] = inside ? m[t] : 0;
+                    rows[k].t[t] = _mm512_setzero_ps();
+                }
+                if (inside) rows[k] = dw_taps(x + (iy0 + k) * wd + base, s, m, v);
+            }
+            dw_emit(dw_sum(wv, rows, (const __mmask16(*)[3])mk), y + oy * ow + j0, n, out, bias,
+                    res ? res + oy * ow + j0 : NULL, epilogue, act, other_act, lo, hi);
+        }
+    }
+}
+
+static void dw_plane_avx512(const rk_conv2d_f32_params *p, const float *x, const float *w, float *y, float bias,
+                            const float *res, int epilogue) {
+    int64_t act = epilogue ? p->act : RS_ACT_NONE;
+    int kind = act == RS_ACT_NONE ? 0 : act == RS_ACT_RELU ? 1 : act == RS_ACT_CLIP ? 2 : 3;
+#define DW_CASE(S, K, A)                                                    \
+    if (p->sw == S && kind == K) {                                          \
+        dw_plane_avx512_for(p, x, w, y, bias, res, epilogue, S, (A));       \
+        return;                                                             \
+    }
+    DW_CASE(1, 0, RS_ACT_NONE)
+    DW_CASE(1, 1, RS_ACT_RELU)
+    DW_CASE(1, 2, RS_ACT_CLIP)
+    DW_CASE(2, 0, RS_ACT_NONE)
+    DW_CASE(2, 1, RS_ACT_RELU)
+    DW_CASE(2, 2, RS_ACT_CLIP)
+#undef DW_CASE
+    dw_plane_avx512_for(p, x, w, y, bias, res, epilogue, p->sw, act);
+}
+#endif
+
+static void depthwise3x3(const rk_conv2d_f32_params *p, const float *x, const float *w, float *y, float bias,
+                         const float *res, int epilogue) {
+#if defined(__AVX512F__)
+    if (p->sh <= 2 && p->sw <= 2 && p->h > 0) {
+        dw_plane_avx512(p, x, w, y, bias, res, epilogue);
+        return;
+    }
+#endif
+    int64_t h = p->h, wd = p->w, oh = p->oh, ow = p->ow, sh = p->sh, sw = p->sw, pl = p->pl;
     /* interior columns: ox*sw - pl >= 0 and ox*sw - pl + 2 < wd */
-    int64_t lo = (p->pl + sw - 1) / sw, hi = wd - 3 + p->pl >= 0 ? (wd - 3 + p->pl) / sw + 1 : 0;
+    int64_t lo = (pl + sw - 1) / sw, hi = wd - 3 + pl >= 0 ? (wd - 3 + pl) / sw + 1 : 0;
     if (hi > ow) hi = ow;
     if (lo > hi) lo = hi;
     for (int64_t oy = 0; oy < oh; oy++) {
         float *yrow = y + oy * ow;
         int64_t iy0 = oy * sh - p->pt;
-        const float *r[3] = {NULL, NULL, NULL};
-        const float *wk = w;
+        const float *r[3], *wr[3];
+        int nr = 0;
         for (int k = 0; k < 3; k++)
-            if (iy0 + k >= 0 && iy0 + k < h) r[k] = x + (iy0 + k) * wd;
-        /* the interior: rows outside the image are skipped, never read with
-         * weight 0 (an inf there would make NaN) */
-        for (int64_t j = lo; j < hi; j++) yrow[j] = 0.0f;
-        for (int k = 0; k < 3; k++) {
-            const float *rk = r[k], *wr = wk + 3 * k;
-            if (!rk) continue;
-            for (int64_t j = lo; j < hi; j++) {
-                int64_t ix = j * sw - p->pl;
-                yrow[j] += wr[0] * rk[ix] + wr[1] * rk[ix + 1] + wr[2] * rk[ix + 2];
+            if (iy0 + k >= 0 && iy0 + k < h) {
+                r[nr] = x + (iy0 + k) * wd;
+                wr[nr++] = w + 3 * k;
+            }
+        if (nr == 0) {
+            for (int64_t ox = 0; ox < ow; ox++) yrow[ox] = 0.0f;
+        } else {
+            int64_t n = hi - lo, ix = lo * sw - pl;
+            const float *b = nr > 1 ? r[1] + ix : NULL, *c = nr > 2 ? r[2] + ix : NULL;
+            if (n > 0) {
+                if (sw == 1)
+                    dw_interior(yrow + lo, n, 1, nr, r[0] + ix, wr[0], b, wr[1], c, wr[2]);
+                else if (sw == 2)
+                    dw_interior(yrow + lo, n, 2, nr, r[0] + ix, wr[0], b, wr[1], c, wr[2]);
+                else
+                    dw_interior(yrow + lo, n, sw, nr, r[0] + ix, wr[0], b, wr[1], c, wr[2]);
+            }
+            for (int64_t ox = 0; ox < ow; ox++) {
+                if (ox == lo) ox = hi;
+                if (ox >= ow) break;
+                float acc = 0.0f;
+                int64_t ix0 = ox * sw - pl;
+                for (int k = 0; k < nr; k++)
+                    for (int t = 0; t < 3; t++)
+                        if (ix0 + t >= 0 && ix0 + t < wd) acc += wr[k][t] * r[k][ix0 + t];
+                yrow[ox] = acc;
             }
         }
-        for (int64_t ox = 0; ox < ow; ox++) {
-            if (ox == lo) ox = hi;
-            if (ox >= ow) break;
-            float acc = 0.0f;
-            int64_t ix0 = ox * sw - p->pl;
-            for (int k = 0; k < 3; k++)
-                for (int t = 0; t < 3; t++) {
-                    int64_t ix = ix0 + t;
-                    if (r[k] && ix >= 0 && ix < wd) acc += wk[k * 3 + t] * r[k][ix];
-                }
-            yrow[ox] = acc;
-        }
+        if (epilogue)
+            dw_epilogue(yrow, ow, bias, res ? res + oy * ow : NULL, p->act, (float)p->act_a, (float)p->act_b);
     }
 }
 
@@ -288,9 +550,12 @@ static void direct_task(void *arg, int tid) {
         const float *xg = C->x + (b * p->c + (o / C->ocg) * C->cg) * plane;
         const float *wo = C->w + o * C->cg * p->kh * p->kw;
         float *yo = C->y + (b * p->oc + o) * oplane;
-        if (C->cg == 1 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1) {
-            depthwise3x3(p, xg, wo, yo);
-        } else
+        const float *res = C->res ? C->res + (b * p->oc + o) * oplane : NULL;
+        int epilogue = C->bias || res || p->act != RS_ACT_NONE;
+        if (C->cg == 1 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->pt >= 0 && p->pl >= 0) {
+            depthwise3x3(p, xg, wo, yo, C->bias ? C->bias[o] : 0.0f, res, epilogue);
+            continue;
+        }
         for (int64_t oy = 0; oy < p->oh; oy++) {
             float *yrow = yo + oy * p->ow;
             for (int64_t ox = 0; ox < p->ow; ox++) yrow[ox] = 0.0f;
@@ -314,11 +579,11 @@ static void direct_task(void *arg, int tid) {
                     }
                 }
             }
+            /* bias, residual, activation while the row is in cache */
+            if (epilogue)
+                epilogue_run(yrow, p->ow, C->bias ? C->bias[o] : 0.0f, res ? res + oy * p->ow : NULL, p->act,
+                             (float)p->act_a, (float)p->act_b);
         }
-        /* this output channel's plane: bias, residual, activation */
-        const float *res = C->res ? C->res + (b * p->oc + o) * oplane : NULL;
-        if (C->bias || res || p->act != RS_ACT_NONE)
-            epilogue_run(yo, oplane, C->bias ? C->bias[o] : 0.0f, res, p->act, (float)p->act_a, (float)p->act_b);
     }
 }
 

@@ -1801,6 +1801,37 @@ def conv_residual_relu(m, rng):
     m.out("y", np.maximum(conv_ref(x, w, b, pads=(1, 1, 1, 1)) + f64(x), 0).astype(F32))
 
 
+@case
+def depthwise_pool_nan(m, rng):
+    """Depthwise 3x3 with pads 1, strides 1 and 2, fused bias + Clip / Relu,
+    rows wider than one 16-lane strip; NaN and infinities in the input (a
+    padding tap must never turn an inf into NaN); MaxPool 3x3 stride 2 pad 1
+    propagates NaN."""
+    x = randn(rng, 1, 3, 9, 21) * 2
+    x[0, 0, 2, 5] = np.nan
+    x[0, 1, 0, 0] = np.inf
+    x[0, 2, 8, 20] = -np.inf
+    x[0, 2, 4, 0] = np.inf
+    x = m.inp("x", x)
+    wd = m.weight("wd", randn(rng, 3, 1, 3, 3))
+    b = m.weight("b", randn(rng, 3))
+    m.weight("lo", F32(0.0))
+    m.weight("hi", F32(6.0))
+    m.node("Conv", ["x", "wd", "b"], "c1", group=3, pads=[1, 1, 1, 1])
+    m.node("Clip", ["c1", "lo", "hi"], "dw_s1")
+    m.node("Conv", ["x", "wd", "b"], "c2", group=3, pads=[1, 1, 1, 1], strides=[2, 2])
+    m.node("Relu", ["c2"], "dw_s2")
+    m.node("MaxPool", ["x"], "pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    with np.errstate(invalid="ignore"):
+        m.out("dw_s1", np.clip(conv_ref(x, wd, b, pads=(1, 1, 1, 1), group=3), 0.0, 6.0).astype(F32))
+        m.out("dw_s2", np.maximum(conv_ref(x, wd, b, strides=(2, 2), pads=(1, 1, 1, 1), group=3), 0).astype(F32))
+    pool = pool_ref(np.nan_to_num(x, nan=0.0, posinf=np.inf, neginf=-np.inf), "max", (3, 3), strides=(2, 2),
+                    pads=(1, 1, 1, 1))
+    has_nan = pool_ref(np.isnan(x).astype(F32), "max", (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)) > 0
+    pool[has_nan] = np.nan
+    m.out("pool", pool.astype(F32))
+
+
 # ----------------------------------------------------------------------------
 # Driver
 # ----------------------------------------------------------------------------
