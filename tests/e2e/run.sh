@@ -6,7 +6,8 @@
 # cases.py writes every case (model.rlxg, in_K.npy, expected_K.npy, tol.json)
 # into a fresh build/e2e/run.XXXXXX ($E2E_DIR instead of build/e2e if set;
 # $TMPDIR/rlxc-e2e if build/ is not writable), kept only if something failed.
-# Then, for each case and each compiler in $E2E_COMPILERS (default "gcc clang"),
+# Then, for each case and each compiler in $E2E_COMPILERS (default "gcc clang
+# gcc-native", the last gcc with -march=native),
 # a worker (this script with --one) runs
 #     CC=cc CFLAGS="-std=c99 -O1 -Wall -Wextra -Werror" rlxc model.rlxg --build -o DIR/cc/model
 #     DIR/cc/model -i in_0.npy ... -o out_0.npy ...
@@ -28,10 +29,15 @@ if [ "${1:-}" = "--one" ]; then
     # the compilers' temporary files stay private to this job: a shared /tmp
     # once lost an object file between compiling and linking
     export TMPDIR=$w/tmp
-    result() { printf '%-4s %s (%s) %s\n' "$1" "$name" "$cc" "$2" > "$w/result"; exit 0; }
+    spec=$cc
+    result() { printf '%-4s %s (%s) %s\n' "$1" "$name" "$spec" "$2" > "$w/result"; exit 0; }
     firstline() { grep -m1 -v '^[[:space:]]*$' "$1" | cut -c1-300; }
+    # NAME-native: compiler NAME targeting this machine (-march=native), so
+    # the runtime's AVX2 / AVX-512 paths run too, not only the portable C
+    native=
+    case $cc in *-native) cc=${cc%-native} native=-march=native ;; esac
     command -v "$cc" > /dev/null || result FAIL "compiler $cc not found"
-    CC=$cc CFLAGS="-std=c99 -O1 -Wall -Wextra -Werror" timeout 300 \
+    CC=$cc CFLAGS="-std=c99 -O1 $native -Wall -Wextra -Werror" timeout 300 \
         "$rlxc" "$d/model.rlxg" --build -o "$w/model" > "$w/rlxc.log" 2>&1
     rc=$?
     [ $rc -eq 124 ] && result FAIL "rlxc --build timed out"
@@ -85,7 +91,7 @@ if ! $PY "$here/cases.py" "$out" "$@" > "$out/cases.log" 2>&1 || [ ! -s "$out/ca
     exit 1
 fi
 
-compilers=${E2E_COMPILERS:-gcc clang}
+compilers=${E2E_COMPILERS:-gcc clang gcc-native}
 while read -r name; do
     for cc in $compilers; do echo "$name $cc"; done
 done < "$out/cases.txt" | xargs -P 2 -L 1 bash "$here/run.sh" --one "$out" "$rlxc"
