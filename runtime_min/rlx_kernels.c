@@ -314,13 +314,19 @@ int rk_softmax_f32(rk_ctx *ctx, const void *params, const void *const *in, void 
             float mx = -INFINITY;
             for (int64_t a = 0; a < len; a++) mx = rs_max(xr[a * st], mx);
             float sum = 0.0f;
-            for (int64_t a = 0; a < len; a++) sum += expf(xr[a * st] - mx);
             if (p->log) {
+                for (int64_t a = 0; a < len; a++) sum += expf(xr[a * st] - mx);
                 float ls = logf(sum);
                 for (int64_t a = 0; a < len; a++) yr[a * st] = xr[a * st] - mx - ls;
             } else {
+                /* each exp once: kept in y, then scaled (y may be x: read first) */
+                for (int64_t a = 0; a < len; a++) {
+                    float e = expf(xr[a * st] - mx);
+                    yr[a * st] = e;
+                    sum += e;
+                }
                 float inv = 1.0f / sum;
-                for (int64_t a = 0; a < len; a++) yr[a * st] = expf(xr[a * st] - mx) * inv;
+                for (int64_t a = 0; a < len; a++) yr[a * st] *= inv;
             }
         }
     }

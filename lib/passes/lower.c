@@ -205,6 +205,20 @@ static void lower_matmul(RlxLower *L, int node) {
             bstr *= b->dims[bi];
         }
     }
+    /* A batch of A's against one B (a linear layer on [batch, rows, k]) is
+     * one GEMM with batch*rows rows: A, the output and a residual are
+     * contiguous in that order. */
+    int fold = !trans_a && ybatch > 0 && abatch == ybatch;
+    int64_t rows = m;
+    for (int i = 0; fold && i < ybatch; i++) {
+        if (bs[i] != 0 || a->dims[i] != y->dims[i]) fold = 0;
+        rows *= y->dims[i];
+    }
+    if (fold) {
+        rlx_tk_i(t, "m", rows);
+        t->scratch = (int64_t)rk_sgemm_scratch_size(rows, nn, k);
+        ybatch = 0;
+    }
     rlx_tk_i(t, "brank", ybatch);
     rlx_tk_a(t, "bdims", bdims, ybatch);
     rlx_tk_a(t, "astride", as, ybatch);

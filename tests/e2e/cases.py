@@ -1758,6 +1758,26 @@ def matmul_transposed_operands(m, rng):
 
 
 @case
+def matmul_linear_batched(m, rng):
+    """A linear layer on a batch ([2, 3, 5, 7] x [7, 6]): one GEMM of 30
+    rows, with the bias, residual and ReLU fused into it; and an A that
+    broadcasts over the batch, which must stay batched."""
+    x = m.inp("x", randn(rng, 2, 3, 5, 7))
+    res = m.inp("res", randn(rng, 2, 3, 5, 6))
+    w = m.weight("w", randn(rng, 7, 6))
+    b = m.weight("b", randn(rng, 6))
+    a1 = m.inp("a1", randn(rng, 5, 7))
+    wb = m.weight("wb", randn(rng, 2, 7, 6))
+    m.node("MatMul", ["x", "w"], "mm")
+    m.node("Add", ["mm", "b"], "mb")
+    m.node("Add", ["mb", "res"], "s")
+    m.node("Relu", ["s"], "y")
+    m.node("MatMul", ["a1", "wb"], "bc")
+    m.out("y", np.maximum(f64(x) @ f64(w) + f64(b) + f64(res), 0).astype(F32))
+    m.out("bc", (f64(a1) @ f64(wb)).astype(F32))
+
+
+@case
 def gemm_relu_residual(m, rng):
     x = m.inp("x", randn(rng, 4, 6))
     res = m.inp("res", randn(rng, 4, 5))
