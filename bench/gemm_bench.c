@@ -12,8 +12,11 @@
  * (which leaves out time spent preempted) measure the code. A program that prints figures, not a test: it checks only that
  * the two results agree to a loose tolerance, and says so if not.
  *
- *   gemm_bench [--budget SECONDS] [MxKxN[:tb|:pb|:pa]]...
- *       (:tb transposed B, :pb pre-packed B, :pa pre-packed A: convolution weights)
+ *   gemm_bench [--budget SECONDS] [MxKxN[:tb|:pb|:pa|:pab][:cold]]...
+ *       (:tb transposed B, :pb pre-packed B, :pa pre-packed A: convolution weights,
+ *        :pab both pre-packed: a Winograd product; :cold with :pa or :pab runs
+ *        each product on another copy of the packed A, cycling through 256 MB
+ *        of them, so that A streams from DRAM as a model's weights do)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
@@ -61,32 +64,37 @@ static void *xmalloc(size_t n) {
 }
 
 enum { MAX_RUNS = 2001 };
+#define COLD_BYTES ((size_t)256 << 20)
 
-/* prepacked: 0 none, 1 B (weights of MatMul), 2 A (weights of a convolution) */
-static void bench_shape(int64_t m, int64_t k, int64_t n, int trans_b, int prepacked, double budget) {
+/* prepacked: 0 none, 1 B (weights of MatMul), 2 A (weights of a convolution),
+ * 3 both (a Winograd product); cold: cycle through copies of packed A */
+static void bench_shape(int64_t m, int64_t k, int64_t n, int trans_b, int prepacked, int cold, double budget) {
     float *a = xmalloc((size_t)(m * k) * sizeof(float));
     float *b = xmalloc((size_t)(k * n) * sizeof(float));
     float *c_rlx = xmalloc((size_t)(m * n) * sizeof(float));
     float *c_ob = xmalloc((size_t)(m * n) * sizeof(float));
     void *scratch = xmalloc(rk_sgemm_scratch_size(m, n, k));
-    float *packed = prepacked == 1 ? xmalloc(rk_sgemm_packed_b_size(n, k))
-                    : prepacked == 2 ? xmalloc(rk_sgemm_packed_a_size(m, k)) : NULL;
+    float *packed = prepacked == 1 || prepacked == 3 ? xmalloc(rk_sgemm_packed_b_size(n, k)) : NULL;
+    size_t pa_floats = rk_sgemm_packed_a_size(m, k) / sizeof(float);
+    size_t copies = prepacked >= 2 ? (cold ? COLD_BYTES / (pa_floats * sizeof(float)) + 1 : 1) : 0;
+    float *packed_a = copies ? xmalloc(copies * pa_floats * sizeof(float)) : NULL;
     int64_t ldb = trans_b ? k : n;
     srand(1);
     for (int64_t i = 0; i < m * k; i++) a[i] = (float)((double)rand() / RAND_MAX - 0.5);
     for (int64_t i = 0; i < k * n; i++) b[i] = (float)((double)rand() / RAND_MAX - 0.5);
-    if (prepacked == 1) rk_sgemm_pack_b(n, k, b, ldb, trans_b, packed);
-    if (prepacked == 2) rk_sgemm_pack_a(m, k, a, k, 0, packed);
+    if (packed) rk_sgemm_pack_b(n, k, b, ldb, trans_b, packed);
+    for (size_t i = 0; i < copies; i++) rk_sgemm_pack_a(m, k, a, k, 0, packed_a + i * pa_floats);
     rk_sgemm_args args = {.m = m, .n = n, .k = k, .alpha = 1.0f, .a = a, .lda = k, .b = b, .ldb = ldb, .trans_b = trans_b,
                           .c = c_rlx, .ldc = n};
-    if (prepacked == 1) args.b = NULL, args.packed_b = packed;
-    if (prepacked == 2) args.a = NULL, args.packed_a = packed;
+    if (packed) args.b = NULL, args.packed_b = packed;
+    if (packed_a) args.a = NULL, args.packed_a = packed_a;
 
     double flops = 2.0 * (double)m * (double)n * (double)k;
     static double t_rlx[MAX_RUNS], t_ob[MAX_RUNS], u_rlx[MAX_RUNS], u_ob[MAX_RUNS];
     int runs = 0;
     double start = now_s();
     while (runs < MAX_RUNS && (runs < 5 || now_s() - start < budget)) {
+        if (copies > 1) args.packed_a = packed_a + (size_t)runs % copies * pa_floats;
         double u0 = cpu_s(), t0 = now_s();
         if (prepacked)
             rk_sgemm_ex(&args, scratch, 1, NULL, NULL);
@@ -110,9 +118,10 @@ static void bench_shape(int64_t m, int64_t k, int64_t n, int trans_b, int prepac
     double g_rlx = median(t_rlx, runs), g_ob = median(t_ob, runs);
     double best_rlx = t_rlx[runs - 1], best_ob = t_ob[runs - 1];   /* sorted by median() */
     double cpu_rlx = median(u_rlx, runs), cpu_ob = median(u_ob, runs);
-    printf("gemm %lldx%lldx%lld%s: rlx %.1f GFLOP/s, openblas %.1f GFLOP/s, ratio %.3f"
+    static const char *kinds[] = {"", " (B pre-packed)", " (A pre-packed)", " (A, B pre-packed)"};
+    printf("gemm %lldx%lldx%lld%s%s: rlx %.1f GFLOP/s, openblas %.1f GFLOP/s, ratio %.3f"
            "  [best of %d: %.1f, %.1f, ratio %.3f; cpu-time median: %.1f, %.1f, ratio %.3f]%s\n",
-           (long long)m, (long long)k, (long long)n, trans_b ? " (B^T)" : prepacked == 1 ? " (B pre-packed)" : prepacked == 2 ? " (A pre-packed)" : "", g_rlx,
+           (long long)m, (long long)k, (long long)n, trans_b ? " (B^T)" : kinds[prepacked], cold ? " cold" : "", g_rlx,
            g_ob, g_rlx / g_ob, runs, best_rlx, best_ob, best_rlx / best_ob, cpu_rlx, cpu_ob, cpu_rlx / cpu_ob, worst > 1e-3 ? "  RESULTS DIFFER" : "");
     fflush(stdout);
     free(a);
@@ -121,6 +130,7 @@ static void bench_shape(int64_t m, int64_t k, int64_t n, int trans_b, int prepac
     free(c_ob);
     free(scratch);
     free(packed);
+    free(packed_a);
 }
 
 static const char *default_shapes[] = {
@@ -141,13 +151,28 @@ int main(int argc, char **argv) {
     for (int s = 0; s < nshapes; s++) {
         const char *spec = argc > first ? argv[first + s] : default_shapes[s];
         long long m, k, n;
-        char flag[8] = "";
-        if (sscanf(spec, "%lldx%lldx%lld:%7s", &m, &k, &n, flag) < 3 || m < 1 || k < 1 || n < 1) {
-            fprintf(stderr, "gemm_bench: bad shape '%s' (want MxKxN[:tb|:pb|:pa])\n", spec);
+        char flags[32] = "";
+        if (sscanf(spec, "%lldx%lldx%lld%31s", &m, &k, &n, flags) < 3 || m < 1 || k < 1 || n < 1) {
+            fprintf(stderr, "gemm_bench: bad shape '%s' (want MxKxN[:tb|:pb|:pa|:pab][:cold])\n", spec);
             return 1;
         }
-        bench_shape(m, k, n, strcmp(flag, "tb") == 0, strcmp(flag, "pb") == 0 ? 1 : strcmp(flag, "pa") == 0 ? 2 : 0,
-                    budget);
+        int trans_b = 0, prepacked = 0, cold = 0;
+        for (char *f = strtok(flags, ":"); f; f = strtok(NULL, ":")) {
+            if (strcmp(f, "tb") == 0) trans_b = 1;
+            else if (strcmp(f, "pb") == 0) prepacked = 1;
+            else if (strcmp(f, "pa") == 0) prepacked = 2;
+            else if (strcmp(f, "pab") == 0) prepacked = 3;
+            else if (strcmp(f, "cold") == 0) cold = 1;
+            else {
+                fprintf(stderr, "gemm_bench: bad flag '%s' in '%s'\n", f, spec);
+                return 1;
+            }
+        }
+        if (cold && prepacked < 2) {
+            fprintf(stderr, "gemm_bench: ':cold' needs ':pa' or ':pab' in '%s'\n", spec);
+            return 1;
+        }
+        bench_shape(m, k, n, trans_b, prepacked, cold, budget);
     }
     return 0;
 }

@@ -27,12 +27,12 @@
  * only cuts along MR/NR-aligned tile boundaries) give identical bits.
  *
  * Two micro-kernels, chosen at compile time: AVX2+FMA intrinsics (6 x 16, 12
- * accumulators; with AVX-512F also a 12 x 16 one over two A micro-panels)
- * when the compiler targets them, else plain C that compilers
- * auto-vectorize. Both use the same MR/NR so the packed layout never depends
- * on compiler flags. For few rows and untransposed B, B is read in place
- * (packing it would cost as much as the product); only its ragged last
- * columns are packed.
+ * accumulators; with AVX-512F, tiles of up to 12 x 32 or 18 x 16 over
+ * several A and B micro-panels) when the compiler targets them, else plain C
+ * that compilers auto-vectorize. Both use the same MR/NR so the packed
+ * layout never depends on compiler flags. For few rows and untransposed B,
+ * B is read in place (packing it would cost as much as the product); only
+ * its ragged last columns are packed.
  *
  * The optional epilogue (bias, residual, activation) runs on each tile right
  * after its last K block: in the SIMD kernels' registers between the last sum
@@ -382,13 +382,13 @@ RK_INLINE __m256 ep_apply256(const tile_ep *e, int i, int j, __m256 y) {
 #endif
 
 #if RK_GEMM_AVX2 && defined(__AVX512F__)
-RK_INLINE __m512 ep_apply512(const tile_ep *e, int i, __m512 y) {
+RK_INLINE __m512 ep_apply512(const tile_ep *e, int i, int j, __m512 y) {
     if (e->per_col) {
-        if (e->col_bias) y = _mm512_add_ps(y, _mm512_loadu_ps(e->col_bias));
-        if (e->res) y = _mm512_add_ps(y, _mm512_loadu_ps(e->res + i * e->ldres));
+        if (e->col_bias) y = _mm512_add_ps(y, _mm512_loadu_ps(e->col_bias + j));
+        if (e->res) y = _mm512_add_ps(y, _mm512_loadu_ps(e->res + i * e->ldres + j));
     } else {
         float bias = e->row_bias ? e->row_bias[i] : 0.0f;
-        if (e->res) y = _mm512_add_ps(_mm512_add_ps(y, _mm512_set1_ps(bias)), _mm512_loadu_ps(e->res + i * e->ldres));
+        if (e->res) y = _mm512_add_ps(_mm512_add_ps(y, _mm512_set1_ps(bias)), _mm512_loadu_ps(e->res + i * e->ldres + j));
         else if (bias != 0.0f) y = _mm512_add_ps(y, _mm512_set1_ps(bias));
     }
     if (e->act == RS_ACT_RELU) y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NLE_UQ), y);
@@ -522,73 +522,149 @@ static void micro_kernel_tall(int rows2, int64_t kc, const float *a0, const floa
 #define RK_HAVE_TALL 1
 
 #if defined(__AVX512F__)
-/* 12 x 16 with AVX-512: two A micro-panels (a0 full, a1 with rows2 rows)
- * against one 16-wide B micro-panel, one zmm per row. 12 independent sums
- * keep both 512-bit FMA pipes busy, twice the 6 x 16 AVX2 tile's work per
- * instruction. The packed layout is the AVX2 one (MR = 6, NR = 16), so
- * weights packed by an rlxc built without AVX-512 still fit. Each element
- * sees exactly kernel_avx2's operations (fma in k order, alpha*, beta fma),
- * so results match the 6 x 16 path bit for bit. */
-RK_INLINE void kernel_avx512(int rows2, int64_t kc, const float *a0, const float *a1, const float *b, int64_t brs,
-                             float *c, int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
-    __m512 x0 = _mm512_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0;
-    __m512 y0 = x0, y1 = x0, y2 = x0, y3 = x0, y4 = x0, y5 = x0;
-    for (int i = 0; i < MR + rows2; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-    for (int64_t p = 0; p < kc; p++) {
-        __m512 b0 = _mm512_loadu_ps(b);
-        _mm_prefetch((const char *)(a0 + 8 * MR), _MM_HINT_T0);
-        _mm_prefetch((const char *)(a1 + 8 * MR), _MM_HINT_T0);
-        x0 = _mm512_fmadd_ps(_mm512_set1_ps(a0[0]), b0, x0);
-        x1 = _mm512_fmadd_ps(_mm512_set1_ps(a0[1]), b0, x1);
-        x2 = _mm512_fmadd_ps(_mm512_set1_ps(a0[2]), b0, x2);
-        x3 = _mm512_fmadd_ps(_mm512_set1_ps(a0[3]), b0, x3);
-        x4 = _mm512_fmadd_ps(_mm512_set1_ps(a0[4]), b0, x4);
-        x5 = _mm512_fmadd_ps(_mm512_set1_ps(a0[5]), b0, x5);
-        if (rows2 > 0) y0 = _mm512_fmadd_ps(_mm512_set1_ps(a1[0]), b0, y0);
-        if (rows2 > 1) y1 = _mm512_fmadd_ps(_mm512_set1_ps(a1[1]), b0, y1);
-        if (rows2 > 2) y2 = _mm512_fmadd_ps(_mm512_set1_ps(a1[2]), b0, y2);
-        if (rows2 > 3) y3 = _mm512_fmadd_ps(_mm512_set1_ps(a1[3]), b0, y3);
-        if (rows2 > 4) y4 = _mm512_fmadd_ps(_mm512_set1_ps(a1[4]), b0, y4);
-        if (rows2 > 5) y5 = _mm512_fmadd_ps(_mm512_set1_ps(a1[5]), b0, y5);
+/* With AVX-512: one zmm per row and B micro-panel, up to 18 rows (three A
+ * micro-panels) against one 16-wide B micro-panel, or up to 12 rows against
+ * two adjacent ones (32 columns, 24 sums: two B loads and 12 broadcasts feed
+ * 24 FMAs, half the loads per FMA of the one-panel tile). The row counts in
+ * between keep enough independent sums to hide the FMA latency on ragged M
+ * (64 rows = 4 x 12 + 6 + 10, 16 rows = one tile). The packed layout is the
+ * AVX2 one (MR = 6, NR = 16), so weights packed by an rlxc built without
+ * AVX-512 still fit. Each element sees exactly kernel_avx2's operations (fma
+ * in k order, alpha*, beta fma), so results match the 6 x 16 path bit for bit.
+ *
+ * A streams through the kernel once per B panel (pair) and, for weights,
+ * from DRAM (a model's weights are far over L3): the packed A block is one
+ * sequence of micro-panels, which the calls of one B panel read in order,
+ * so the kernel prefetches that sequence at the rate it consumes it, far
+ * enough ahead to cover DRAM latency (M x N x K = 132 x 16 x 512 with A from
+ * DRAM: 190 GFLOP/s, where prefetching 8, 64 or 128 k steps ahead in each
+ * micro-panel gave 82, 150, 155; in cache 225). */
+#ifndef RK_PF_A
+#define RK_PF_A (128 * MR)
+#endif
+#ifndef RK_PF_HINT
+#define RK_PF_HINT _MM_HINT_T0
+#endif
+
+/* rows: 1..18 with np == 1, 1..12 with np == 2 (constants after inlining);
+ * A micro-panel q at a + q*MR*kc; B panel 2 at b + panel_stride. */
+RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, const float *b, int64_t panel_stride,
+                             int64_t brs, float *c, int64_t ldc, float alpha, float beta, int read_c,
+                             const tile_ep *ep) {
+    const float *a0 = a, *a1 = rows > MR ? a + MR * kc : a, *a2 = rows > 2 * MR ? a + 2 * MR * kc : a;
+    int64_t bs = np > 1 ? panel_stride : 0;
+    __m512 x0 = _mm512_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0, x7 = x0, x8 = x0;
+    __m512 x9 = x0, x10 = x0, x11 = x0, x12 = x0, x13 = x0, x14 = x0, x15 = x0, x16 = x0, x17 = x0;
+    __m512 z0 = x0, z1 = x0, z2 = x0, z3 = x0, z4 = x0, z5 = x0, z6 = x0, z7 = x0, z8 = x0, z9 = x0, z10 = x0;
+    __m512 z11 = x0;
+    for (int i = 0; i < rows; i++) {
+        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+        if (np > 1) _mm_prefetch((const char *)(c + i * ldc + NR), _MM_HINT_T0);
+    }
+    /* row i (A micro-panel ap, offset o) at step u of the unrolled loop */
+#define RK_ROW2(i, ap, o, u)                                            \
+    if (rows > i) {                                                     \
+        __m512 av = _mm512_set1_ps(ap[(u) * MR + o]);                   \
+        x##i = _mm512_fmadd_ps(av, b0, x##i);                           \
+        if (np > 1) z##i = _mm512_fmadd_ps(av, b1, z##i);               \
+    }
+#define RK_ROW1(i, ap, o, u) \
+    if (rows > i) x##i = _mm512_fmadd_ps(_mm512_set1_ps(ap[(u) * MR + o]), b0, x##i);
+#define RK_STEP(u)                                                                                   \
+    {                                                                                                \
+        __m512 b0 = _mm512_loadu_ps(b + (u) * brs), b1 = np > 1 ? _mm512_loadu_ps(b + bs + (u) * brs) : b0; \
+        RK_ROW2(0, a0, 0, u) RK_ROW2(1, a0, 1, u) RK_ROW2(2, a0, 2, u)                               \
+        RK_ROW2(3, a0, 3, u) RK_ROW2(4, a0, 4, u) RK_ROW2(5, a0, 5, u)                               \
+        RK_ROW2(6, a1, 0, u) RK_ROW2(7, a1, 1, u) RK_ROW2(8, a1, 2, u)                               \
+        RK_ROW2(9, a1, 3, u) RK_ROW2(10, a1, 4, u) RK_ROW2(11, a1, 5, u)                             \
+        RK_ROW1(12, a2, 0, u) RK_ROW1(13, a2, 1, u) RK_ROW1(14, a2, 2, u)                            \
+        RK_ROW1(15, a2, 3, u) RK_ROW1(16, a2, 4, u) RK_ROW1(17, a2, 5, u)                            \
+    }
+#define RK_PF_LINES(p)                                                  \
+    _mm_prefetch((const char *)(p), RK_PF_HINT);                        \
+    _mm_prefetch((const char *)(p + 64), RK_PF_HINT);                   \
+    _mm_prefetch((const char *)(p + 128), RK_PF_HINT);
+    /* the next lines of the A panels' sequence, once per line (8 k steps are
+     * 48 floats of each panel: 3 lines), RK_PF_A floats ahead of the last
+     * panel: the one that runs out first. The sequence goes on into the next
+     * call's panels, so after the first call their heads are in flight.
+     * An address, not a pointer: it may run past the end of A. */
+    int npanels = (rows + MR - 1) / MR;
+    uintptr_t pf = (uintptr_t)a + (uintptr_t)(((npanels - 1) * MR * kc + RK_PF_A) * (int64_t)sizeof(float));
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+        RK_PF_LINES(pf)
+        if (npanels > 1) { RK_PF_LINES(pf + 192) }
+        if (npanels > 2) { RK_PF_LINES(pf + 384) }
+        pf += (uintptr_t)npanels * 192;
+        RK_STEP(0) RK_STEP(1) RK_STEP(2) RK_STEP(3) RK_STEP(4) RK_STEP(5) RK_STEP(6) RK_STEP(7)
+        a0 += 8 * MR;
+        a1 += 8 * MR;
+        a2 += 8 * MR;
+        b += 8 * brs;
+    }
+    for (; p < kc; p++) {
+        RK_STEP(0)
         a0 += MR;
         a1 += MR;
+        a2 += MR;
         b += brs;
     }
+#undef RK_PF_LINES
+#undef RK_STEP
+#undef RK_ROW1
+#undef RK_ROW2
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(read_c ? beta : 0.0f);
-#define RK_STORE1(i, acc)                                                                \
-    if (i < MR + rows2) {                                                                \
-        float *ci = c + i * ldc;                                                         \
-        __m512 r0 = _mm512_mul_ps(va, acc);                                              \
-        if (read_c) r0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci), r0);                   \
-        if (ep) r0 = ep_apply512(ep, i, r0);                                             \
-        _mm512_storeu_ps(ci, r0);                                                        \
+#define RK_STORE_VEC(i, j, acc)                                               \
+    {                                                                         \
+        float *ci = c + i * ldc + j;                                          \
+        __m512 r0 = _mm512_mul_ps(va, acc);                                   \
+        if (read_c) r0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci), r0);        \
+        if (ep) r0 = ep_apply512(ep, i, j, r0);                               \
+        _mm512_storeu_ps(ci, r0);                                             \
     }
-    RK_STORE1(0, x0)
-    RK_STORE1(1, x1)
-    RK_STORE1(2, x2)
-    RK_STORE1(3, x3)
-    RK_STORE1(4, x4)
-    RK_STORE1(5, x5)
-    RK_STORE1(6, y0)
-    RK_STORE1(7, y1)
-    RK_STORE1(8, y2)
-    RK_STORE1(9, y3)
-    RK_STORE1(10, y4)
-    RK_STORE1(11, y5)
+#define RK_STORE2(i) \
+    if (rows > i) { RK_STORE_VEC(i, 0, x##i) if (np > 1) RK_STORE_VEC(i, NR, z##i) }
+#define RK_STORE1(i) \
+    if (rows > i) RK_STORE_VEC(i, 0, x##i)
+    RK_STORE2(0) RK_STORE2(1) RK_STORE2(2) RK_STORE2(3) RK_STORE2(4) RK_STORE2(5)
+    RK_STORE2(6) RK_STORE2(7) RK_STORE2(8) RK_STORE2(9) RK_STORE2(10) RK_STORE2(11)
+    RK_STORE1(12) RK_STORE1(13) RK_STORE1(14) RK_STORE1(15) RK_STORE1(16) RK_STORE1(17)
 #undef RK_STORE1
+#undef RK_STORE2
+#undef RK_STORE_VEC
 }
 
-/* Two A micro-panels (a0 full, a1 with rows2 rows) against 16 columns. */
-static void micro_kernel_wide(int rows2, int64_t kc, const float *a0, const float *a1, const float *b, int64_t brs,
-                              float *c, int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
-    switch (rows2) {
-    case 1: kernel_avx512(1, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
-    case 2: kernel_avx512(2, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
-    case 3: kernel_avx512(3, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
-    case 4: kernel_avx512(4, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
-    case 5: kernel_avx512(5, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
-    default: kernel_avx512(MR, kc, a0, a1, b, brs, c, ldc, alpha, beta, read_c, ep); break;
+/* rows (1 .. 18 for one B panel, 1 .. 12 for two) against np 16-wide B panels. */
+static void micro_kernel_512(int rows, int np, int64_t kc, const float *a, const float *b, int64_t panel_stride,
+                             int64_t brs, float *c, int64_t ldc, float alpha, float beta, int read_c,
+                             const tile_ep *ep) {
+#define RK_K512(r, n) kernel_avx512(r, n, kc, a, b, panel_stride, brs, c, ldc, alpha, beta, read_c, ep); break;
+    if (np == 2) {
+        switch (rows) {
+        case 1: RK_K512(1, 2) case 2: RK_K512(2, 2) case 3: RK_K512(3, 2) case 4: RK_K512(4, 2)
+        case 5: RK_K512(5, 2) case 6: RK_K512(6, 2) case 7: RK_K512(7, 2) case 8: RK_K512(8, 2)
+        case 9: RK_K512(9, 2) case 10: RK_K512(10, 2) case 11: RK_K512(11, 2) default: RK_K512(12, 2)
+        }
+        return;
     }
+    switch (rows) {
+    case 1: RK_K512(1, 1) case 2: RK_K512(2, 1) case 3: RK_K512(3, 1) case 4: RK_K512(4, 1)
+    case 5: RK_K512(5, 1) case 6: RK_K512(6, 1) case 7: RK_K512(7, 1) case 8: RK_K512(8, 1)
+    case 9: RK_K512(9, 1) case 10: RK_K512(10, 1) case 11: RK_K512(11, 1) case 12: RK_K512(12, 1)
+    case 13: RK_K512(13, 1) case 14: RK_K512(14, 1) case 15: RK_K512(15, 1) case 16: RK_K512(16, 1)
+    case 17: RK_K512(17, 1) default: RK_K512(18, 1)
+    }
+#undef RK_K512
+}
+
+/* Rows the next kernel call takes of the `left` rows of a block: tiles of
+ * 12 (18 for the last one with one panel), and no last tile of a few rows
+ * against two panels (16 = 6 + 10, not 12 + 4). */
+static int rows_512(int64_t left, int np) {
+    if (np == 1) return (int)(left <= 3 * MR ? left : 2 * MR);
+    if (left <= 2 * MR) return (int)left;
+    return left < 3 * MR ? MR : 2 * MR;
 }
 #define RK_HAVE_WIDE 1
 #endif
@@ -727,11 +803,14 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
         ep_base.lo = ep->act_a;
         ep_base.hi = ep->act_b;
     }
-    for (int64_t jr = 0; jr < nc; jr += NR) {
+    for (int64_t jr = 0; jr < nc;) {
         int64_t nr = min64(NR, nc - jr);
         const float *bp = nr == NR ? pb + (jr / NR) * panel_stride : pb_tail;
         int64_t bstride = nr == NR ? brs : NR;
         int nv = nr > 8 ? 2 : 1;
+        /* with AVX-512, two full B panels at once where there are two */
+        int np = RK_HAVE_WIDE && jr + 2 * NR <= nc ? 2 : 1;
+        int64_t cols = np == 2 ? 2 * NR : nr;
         for (int64_t ir = 0; ir < mc;) {
             int rows = (int)min64(MR, mc - ir);
             const float *ap = pa + ir * kc;
@@ -742,11 +821,11 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
             if (nv == 1 && rows == MR && ir + MR < mc) tall = 1;
 #endif
 #if RK_HAVE_WIDE
-            /* and, with AVX-512, for 9 to 16 columns */
-            if (nv == 2 && rows == MR && ir + MR < mc) wide = 1;
+            /* and, with AVX-512, any row count for 9 to 32 columns */
+            if (nv == 2) wide = rows_512(mc - ir, np);
 #endif
-            int all_rows = tall || wide ? (int)min64(2 * MR, mc - ir) : rows;
-            float tile[2 * MR * NR];
+            int all_rows = wide ? wide : tall ? (int)min64(2 * MR, mc - ir) : rows;
+            float tile[3 * MR * NR];
             float *dst = ct;
             int64_t ldd = ldc;
             if (nr != NR && nr != 8) {
@@ -772,15 +851,16 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
 #endif
 #if RK_HAVE_WIDE
             if (wide)
-                micro_kernel_wide(all_rows - MR, kc, ap, ap + MR * kc, bp, bstride, dst, ldd, alpha, beta, read_c, tep);
+                micro_kernel_512(all_rows, np, kc, ap, bp, panel_stride, bstride, dst, ldd, alpha, beta, read_c, tep);
             else
 #endif
                 micro_kernel(rows, nv, kc, ap, bp, bstride, dst, ldd, alpha, beta, read_c, tep);
             if (dst == tile)
                 for (int i = 0; i < all_rows; i++) memcpy(ct + i * ldc, tile + i * NR, (size_t)nr * sizeof(float));
-            if (ep && !tep) epilogue_tile(ep, ct, ldc, ep_i0 + ir, ep_j0 + jr, all_rows, nr);
+            if (ep && !tep) epilogue_tile(ep, ct, ldc, ep_i0 + ir, ep_j0 + jr, all_rows, cols);
             ir += all_rows;
         }
+        jr += cols;
     }
 }
 
