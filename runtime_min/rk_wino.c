@@ -207,14 +207,16 @@ RK_WINO_INLINE void input_transform_m(const Wino *W, const float *x, int64_t t0,
                 float *pr = P + r * PW;
                 int64_t iy = ty * m - p->pt + r;
                 if (iy < 0 || iy >= h) {
-                    memset(pr, 0, sizeof(float) * (size_t)width);
+                    for (int64_t q = 0; q < width; q++) pr[q] = 0.0f;
                     continue;
                 }
                 const float *xr = xc + iy * wd;
                 int64_t lo = ix_lo < 0 ? -ix_lo : 0, hi = wd - ix_lo < width ? wd - ix_lo : width;
                 if (hi < lo) hi = lo;
+                /* a loop, not memcpy: a call per short row costs as much as the copy */
+                const float *src = xr + ix_lo;
                 for (int64_t q = 0; q < lo; q++) pr[q] = 0.0f;
-                if (hi > lo) memcpy(pr + lo, xr + ix_lo + lo, sizeof(float) * (size_t)(hi - lo));
+                for (int64_t q = lo; q < hi; q++) pr[q] = src[q];
                 for (int64_t q = hi; q < width; q++) pr[q] = 0.0f;
             }
             /* T[r][s][e] = sum_i BT[s][i] P[r][e*m + i]; R[k][s][e] = sum_r BT[k][r] T[r][s][e] */
@@ -253,24 +255,33 @@ static void input_transform(const Wino *W, const float *x, int64_t t0, int64_t n
 }
 
 /* y[0..cnt) = act(v + bias (+ res)), as epilogue_run in rk_convgemm.c */
+RK_WINO_INLINE float act_of(float v, int64_t act, float aa, float ab) {
+    switch (act) {
+    case RS_ACT_NONE: return v;
+    case RS_ACT_RELU: return rs_relu(v);
+    case RS_ACT_CLIP: return rs_clip(v, aa, ab);
+    default: return rs_act(v, (int)act, aa, ab);
+    }
+}
+
+/* y[0..cnt) = act(v + bias (+ res)) in one pass; the activation is a
+ * constant in each specialised loop. */
+RK_WINO_INLINE void epilogue_loop(float *y, const float *v, int64_t cnt, float bias, const float *res, int64_t act,
+                                  float aa, float ab) {
+    if (res) {
+        for (int64_t e = 0; e < cnt; e++) y[e] = act_of(v[e] + bias + res[e], act, aa, ab);
+    } else {
+        for (int64_t e = 0; e < cnt; e++) y[e] = act_of(v[e] + bias, act, aa, ab);
+    }
+}
+
 static void epilogue_store(float *y, const float *v, int64_t cnt, float bias, const float *res, int64_t act, float aa,
                            float ab) {
-    if (res) {
-        for (int64_t e = 0; e < cnt; e++) y[e] = v[e] + bias + res[e];
-    } else {
-        for (int64_t e = 0; e < cnt; e++) y[e] = v[e] + bias;
-    }
     switch (act) {
-    case RS_ACT_NONE: break;
-    case RS_ACT_RELU:
-        for (int64_t e = 0; e < cnt; e++) y[e] = rs_relu(y[e]);
-        break;
-    case RS_ACT_CLIP:
-        for (int64_t e = 0; e < cnt; e++) y[e] = rs_clip(y[e], aa, ab);
-        break;
-    default:
-        for (int64_t e = 0; e < cnt; e++) y[e] = rs_act(y[e], (int)act, aa, ab);
-        break;
+    case RS_ACT_NONE: epilogue_loop(y, v, cnt, bias, res, RS_ACT_NONE, aa, ab); break;
+    case RS_ACT_RELU: epilogue_loop(y, v, cnt, bias, res, RS_ACT_RELU, aa, ab); break;
+    case RS_ACT_CLIP: epilogue_loop(y, v, cnt, bias, res, RS_ACT_CLIP, aa, ab); break;
+    default: epilogue_loop(y, v, cnt, bias, res, act, aa, ab); break;
     }
 }
 
