@@ -425,7 +425,9 @@ def report(args, results, names, gemm, mach, vers, loads):
         parts += ["## %d thread%s" % (t, "" if t == 1 else "s"), "", table(results, names, t, peak), ""]
     parts += ["ms: median over rounds of each round's median run time. Ratios > 1: rlxc is slower. "
               "\"best\": ratio of the fastest single runs. rlxc GFLOP/s: the ONNX graph's MatMul/Gemm/Conv "
-              "FLOPs over rlxc's fastest run (the least disturbed by other load); % of peak against the "
+              "FLOPs (convolutions counted as direct, 2 FLOPs per multiply-add) over rlxc's fastest run (the "
+              "least disturbed by other load), so an effective rate: Winograd convolutions (docs/kernels.md) "
+              "do fewer multiplies than counted, and the rate can pass the GEMM peak; % of peak against the "
               "OpenBLAS figure above x threads. noise: (max - min) / median of the per-round medians, "
               "worst of the three runtimes; on a busy machine all wall times, and so % of peak, suffer.", "",
               "## One-time costs (not in the ratios)", "", costs_table(results, names, args.thread_counts), ""]
