@@ -26,7 +26,7 @@
  * Numerics: the transforms add and subtract inputs scaled by up to 8
  * (m = 4), so the rounding error is a few times the direct method's; and an
  * inf in a patch makes NaN across its tile where the direct sum might give
- * inf. rlxc -O0 keeps the direct method.
+ * inf. rlxc --no-winograd (or -O0) keeps im2col + GEMM.
  */
 #include <string.h>
 
