@@ -13,6 +13,43 @@
 #include "../../runtime_min/rk_gemm.h"
 #include "../../runtime_min/rlx_rt.h"
 
+/* The weight's floats, copied to aligned memory (weight bytes may sit
+ * unaligned in the model file). */
+static float *aligned_copy(const RlxValue *w) {
+    float *src = rlx_alloc((size_t)rlx_value_bytes(w));
+    memcpy(src, w->data, (size_t)rlx_value_bytes(w));
+    return src;
+}
+
+/* Input 1 of node becomes a new 1-D f32 weight holding `bytes` of packed
+ * data, named after the original weight, `what` and the node. */
+static void replace_weight(RlxGraph *g, int node, const char *what, const float *packed, size_t bytes) {
+    int wv = g->n[node].in[1];
+    int pv = rlx_value_add(g, rlx_fmt("%s.%s_for_%s", g->v[wv].name, what, g->n[node].name));
+    RlxValue *p = &g->v[pv];
+    p->dtype = RLX_F32;
+    p->rank = 1;
+    p->dims[0] = (int64_t)(bytes / sizeof(float));
+    p->flags = RLX_V_WEIGHT;
+    p->producer = -1;
+    p->data = (const uint8_t *)packed;
+    g->n[node].in[1] = pv;
+}
+
+/* A conv's kernel shape moves to its attribute before its weights become
+ * 1-D (infer.c reads it from there for packed weights). */
+static void keep_kernel_shape(RlxGraph *g, int node) {
+    if (rlx_attr_get(&g->n[node], "kernel_shape")) return;
+    const RlxValue *w = &g->v[g->n[node].in[1]];
+    int nk = w->rank - 2;
+    int64_t dims[RLX_MAX_RANK];
+    for (int i = 0; i < nk; i++) dims[i] = w->dims[i + 2];
+    RlxAttr *ks = rlx_attr_add(g, node, "kernel_shape", RLX_A_INTS);
+    ks->n = nk;
+    ks->ints = rlx_alloc(sizeof(int64_t) * (size_t)(nk + 1));
+    for (int i = 0; i < nk; i++) ks->ints[i] = dims[i];
+}
+
 /* Conv weights (O, I/group, kh, kw) are the GEMM's A, one block per group;
  * the kernel shape moves to the attribute, as the packed weight is 1-D. */
 static void prepack_conv(RlxGraph *g, int node) {
@@ -24,27 +61,12 @@ static void prepack_conv(RlxGraph *g, int node) {
     for (int i = 1; i < w->rank; i++) kdim *= w->dims[i];
     if (!ocg || !kdim) return;
     size_t per = rk_sgemm_packed_a_size(ocg, kdim);
-    float *src = rlx_alloc((size_t)rlx_value_bytes(w));
-    memcpy(src, w->data, (size_t)rlx_value_bytes(w));
+    float *src = aligned_copy(w);
     float *packed = rlx_alloc(per * (size_t)group);
     for (int64_t gi = 0; gi < group; gi++)
         rk_sgemm_pack_a(ocg, kdim, src + gi * ocg * kdim, kdim, 0, packed + gi * (int64_t)(per / sizeof(float)));
-    if (!rlx_attr_get(n, "kernel_shape")) {
-        RlxAttr *ks = rlx_attr_add(g, node, "kernel_shape", RLX_A_INTS);
-        w = &g->v[wv];
-        ks->n = w->rank - 2;
-        ks->ints = rlx_alloc(sizeof(int64_t) * (size_t)(ks->n + 1));
-        for (int i = 0; i < ks->n; i++) ks->ints[i] = w->dims[i + 2];
-    }
-    int pv = rlx_value_add(g, rlx_fmt("%s.packed_for_%s", g->v[wv].name, g->n[node].name));
-    RlxValue *p = &g->v[pv];
-    p->dtype = RLX_F32;
-    p->rank = 1;
-    p->dims[0] = (int64_t)(per * (size_t)group / sizeof(float));
-    p->flags = RLX_V_WEIGHT;
-    p->producer = -1;
-    p->data = (const uint8_t *)packed;
-    g->n[node].in[1] = pv;
+    keep_kernel_shape(g, node);
+    replace_weight(g, node, "packed", packed, per * (size_t)group);
     rlx_attr_add(g, node, "rlx_a_packed", RLX_A_INT)->i = 1;
 }
 
@@ -127,27 +149,13 @@ static int prepack_wino(RlxGraph *g, int node) {
     if (!m) return 0;
     const RlxValue *w = &g->v[wv];
     int64_t oc = w->dims[0], c = w->dims[1], a2 = (m + 2) * (m + 2);
-    float *src = rlx_alloc((size_t)rlx_value_bytes(w));
-    memcpy(src, w->data, (size_t)rlx_value_bytes(w));
+    float *src = aligned_copy(w);
     float *tmp = rlx_alloc(sizeof(float) * (size_t)(a2 * oc * c));
     size_t bytes = rk_wino_weights_size(m, oc, c, plan.ocb);
     float *packed = rlx_alloc(bytes);
     rk_wino_pack_weights(m, oc, c, plan.ocb, src, tmp, packed);
-    if (!rlx_attr_get(n, "kernel_shape")) {
-        RlxAttr *ks = rlx_attr_add(g, node, "kernel_shape", RLX_A_INTS);
-        ks->n = 2;
-        ks->ints = rlx_alloc(sizeof(int64_t) * 2);
-        ks->ints[0] = ks->ints[1] = 3;
-    }
-    int pv = rlx_value_add(g, rlx_fmt("%s.winograd_for_%s", g->v[wv].name, g->n[node].name));
-    RlxValue *p = &g->v[pv];
-    p->dtype = RLX_F32;
-    p->rank = 1;
-    p->dims[0] = (int64_t)(bytes / sizeof(float));
-    p->flags = RLX_V_WEIGHT;
-    p->producer = -1;
-    p->data = (const uint8_t *)packed;
-    g->n[node].in[1] = pv;
+    keep_kernel_shape(g, node);
+    replace_weight(g, node, "winograd", packed, bytes);
     rlx_attr_add(g, node, "rlx_wino", RLX_A_INT)->i = m;
     rlx_attr_add(g, node, "rlx_wino_tb", RLX_A_INT)->i = plan.tb;
     rlx_attr_add(g, node, "rlx_wino_ocb", RLX_A_INT)->i = plan.ocb;
@@ -166,37 +174,15 @@ void rlx_prepack(RlxGraph *g, int winograd) {
         int bv = n->in[1];
         if (!rlx_is_const(g, bv) || g->v[bv].dtype != RLX_F32 || g->v[n->out[0]].dtype != RLX_F32) continue;
         const RlxValue *b = &g->v[bv];
-        int64_t k, nn, ldb;
-        int tb = 0;
-        if (n->op == RLX_OP_MATMUL) {
-            if (b->rank != 2) continue;   /* batched or 1-D weights stay as they are */
-            tb = rlx_attr_i(n, "rlx_trans_b", 0) != 0;
-            k = b->dims[tb];
-            nn = b->dims[1 - tb];
-            ldb = b->dims[1];
-        } else {
-            tb = rlx_attr_i(n, "transB", 0) != 0;
-            k = b->dims[tb];
-            nn = b->dims[1 - tb];
-            ldb = b->dims[1];
-        }
+        if (b->rank != 2) continue;   /* batched or 1-D MatMul weights stay as they are */
+        int tb = rlx_attr_i(n, n->op == RLX_OP_MATMUL ? "rlx_trans_b" : "transB", 0) != 0;
+        int64_t k = b->dims[tb], nn = b->dims[1 - tb], ldb = b->dims[1];
         if (!k || !nn) continue;
         size_t bytes = rk_sgemm_packed_b_size(nn, k);
-        /* weight bytes may sit unaligned in the model file: align first */
-        float *src = rlx_alloc((size_t)rlx_value_bytes(b));
-        memcpy(src, b->data, (size_t)rlx_value_bytes(b));
+        float *src = aligned_copy(b);
         float *packed = rlx_alloc(bytes);
         rk_sgemm_pack_b(nn, k, src, ldb, tb, packed);
-        int pv = rlx_value_add(g, rlx_fmt("%s.packed_for_%s", b->name, n->name));
-        RlxValue *p = &g->v[pv];
-        p->dtype = RLX_F32;
-        p->rank = 1;
-        p->dims[0] = (int64_t)(bytes / sizeof(float));
-        p->flags = RLX_V_WEIGHT;
-        p->producer = -1;
-        p->data = (const uint8_t *)packed;
-        n = &g->n[node];
-        n->in[1] = pv;
+        replace_weight(g, node, "packed", packed, bytes);
         rlx_attr_add(g, node, "rlx_b_packed", RLX_A_INT)->i = 1;
     }
 }
