@@ -82,11 +82,6 @@ static int64_t kc_step(int64_t k) {
     return (k + nblocks - 1) / nblocks;
 }
 
-static float *align64(void *p) {
-    uintptr_t u = (uintptr_t)p;
-    return (float *)((u + 63) & ~(uintptr_t)63);
-}
-
 size_t rk_sgemm_scratch_size(int64_t m, int64_t n, int64_t k) {
     if (m <= 0 || n <= 0 || k <= 0) return 0;
     int64_t kc = kc_step(k);
@@ -920,8 +915,8 @@ static void gemm_part_run(const gemm_part *part) {
 static void part_init(gemm_part *part, const rk_sgemm_args *g, void *scratch) {
     size_t a_bytes = (size_t)roundup(min64(g->m, MC), MR) * (size_t)kc_step(g->k) * sizeof(float);
     part->g = g;
-    part->pack_a = align64(scratch);
-    part->pack_b = align64((char *)part->pack_a + a_bytes);
+    part->pack_a = rk_align64f(scratch);
+    part->pack_b = rk_align64f((char *)part->pack_a + a_bytes);
 }
 
 /* C = beta * C for K == 0, where no kernel runs. */

@@ -36,6 +36,10 @@
 extern "C" {
 #endif
 
+/* p rounded up to a 64-byte boundary: where the scratch users (the GEMM's
+ * pack buffers, Winograd's V and M) start their arrays. */
+static inline float *rk_align64f(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
 /* Fork-join callback of the caller's thread pool: runs task(arg, tid) for
  * tid = 0 .. nthreads-1 (concurrently or not) and returns when all are done. */
 typedef void (*rk_parallel_fn)(void *ctx, int nthreads, void (*task)(void *arg, int tid), void *arg);

@@ -54,7 +54,6 @@ typedef struct {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t round16(int64_t n) { return (n + 15) & ~(int64_t)15; }
-static float *align64f(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
 
 /* ---- the 1-D transforms ----
  * Each maps a lines (element e of line i at s[i*si + e*sl]) of cnt lanes to
@@ -334,9 +333,9 @@ static void wino_task(void *arg, int tid) {
     const rk_conv_wino_f32_params *p = W->p;
     int a2 = W->a2;
     uint8_t *scratch = W->ctx->scratch + (size_t)tid * W->ctx->scratch_per_thread;
-    float *V = align64f(scratch);
-    float *M = align64f(V + (size_t)a2 * (size_t)(round16(p->tb) * p->c));
-    void *gscratch = align64f(M + (size_t)a2 * (size_t)(p->ocb * p->tb));
+    float *V = rk_align64f(scratch);
+    float *M = rk_align64f(V + (size_t)a2 * (size_t)(round16(p->tb) * p->c));
+    void *gscratch = rk_align64f(M + (size_t)a2 * (size_t)(p->ocb * p->tb));
     size_t ufull = rk_sgemm_packed_a_size(p->ocb, p->c) / sizeof(float);
     int64_t plane = p->h * p->w, oplane = p->oh * p->ow, total = p->n * W->nblocks * W->nchunks;
     int64_t have = -1;   /* the (image, block) whose V this thread holds */
