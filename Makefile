@@ -61,7 +61,17 @@ $(B)/unit/%: tests/unit/%.c $(B)/librlx.a $(HDRS) tests/unit/testgraph.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu99 -Wall -Wextra -Werror -Wno-missing-field-initializers $(CFLAGS) $(CJSON_CFLAGS) -Ilib -Iruntime_min $< -o $@ $(B)/librlx.a $(CJSON_LIBS) $(PROTOBUF_C_LIBS) -lcriterion -lm -pthread
 
-unit: $(UNIT_BINS)
+# The kernel tests again, built for this machine (-march=native) with the
+# runtime's sources, so the AVX2 / AVX-512 kernels that generated models use
+# are tested as well as the portable ones librlx.a holds.
+NATIVE_UNIT = test_gemm test_gemm_epilogue test_wino test_conv_turned
+NATIVE_BINS = $(NATIVE_UNIT:%=$(B)/unit_native/%)
+RT_LIB_SRCS = $(filter-out runtime_min/rlx_main.c,$(RT_ALL))
+$(B)/unit_native/%: tests/unit/%.c $(RT_LIB_SRCS) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu99 -Wall -Wextra -Werror -Wno-missing-field-initializers -O2 -march=native -Iruntime_min $< $(RT_LIB_SRCS) -o $@ -lcriterion -lm -pthread
+
+unit: $(UNIT_BINS) $(NATIVE_BINS)
 
 test: all unit
 	bash tests/run_all.sh

@@ -46,9 +46,14 @@ enum { COL_TILE = 16 };   /* the GEMM's register tile width (NR in rk_gemm.c) */
 
 static int64_t align16f(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
-/* Bytes of scratch one thread needs: the col block and the GEMM's packing. */
-size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk) {
-    return (size_t)(align16f(kdim * nblk) * (int64_t)sizeof(float)) + rk_sgemm_scratch_size(ocg, nblk, kdim) + 64;
+/* Bytes of scratch one thread needs: the col block and the GEMM's packing
+ * (transposed: also the product's nblk x ocg block, before it is turned). */
+size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk, int transposed) {
+    size_t col = (size_t)(align16f(kdim * nblk) * (int64_t)sizeof(float));
+    if (transposed)
+        return col + (size_t)(align16f(nblk * ocg) * (int64_t)sizeof(float)) + rk_sgemm_scratch_size(nblk, ocg, kdim) +
+               2 * 64;
+    return col + rk_sgemm_scratch_size(ocg, nblk, kdim) + 64;
 }
 
 /* y[0..n) = act(y + bias + res): the activation's switch is outside the
@@ -129,6 +134,44 @@ static void block_cols(const Conv *C, int64_t blk, int64_t *col0, int64_t *cols)
     }
 }
 
+/* The transposed product (a_packed == 2: the weights pre-packed as the
+ * GEMM's B, rk_sgemm_pack_b of W^T): y_g^T (cols x ocg) = col^T * W_g^T, into
+ * scratch, then turned into y's rows, output channels [m0, m1) of slice ms,
+ * with the epilogue on each row as it is written. Planes of a few columns
+ * (7x7 = 49) fill the GEMM's 16-wide register tiles poorly along the plane
+ * and exactly along 16k output channels. Each element is the same dot
+ * product in the same order, so the bits are those of the upright GEMM and
+ * its fused epilogue (epilogue_run: y + bias + res, or y + bias where the
+ * bias is not 0, then the activation). g holds the upright arguments. */
+static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, void *gscratch) {
+    const rk_conv2d_f32_params *p = C->p;
+    int64_t cols = g->n, ocg = g->m;
+    float *t = rk_align64f(gscratch);
+    void *tscratch = t + align16f(cols * ocg);
+    rk_sgemm_args h;
+    memset(&h, 0, sizeof h);
+    h.m = cols;
+    h.n = ocg;
+    h.k = g->k;
+    h.alpha = 1.0f;
+    h.a = g->b;
+    h.lda = g->ldb;
+    h.trans_a = 1;
+    h.packed_b = g->packed_a;
+    h.c = t;
+    h.ldc = ocg;
+    int64_t m0 = ms * C->mstep, m1 = (ms + 1) * C->mstep < ocg ? (ms + 1) * C->mstep : ocg;
+    if (C->msplit == 1) rk_sgemm_ex(&h, tscratch, 1, NULL, NULL);
+    else rk_sgemm_cols(&h, m0, m1, tscratch);
+    for (int64_t m = m0; m < m1; m++) {
+        float *yrow = g->c + m * g->ldc;
+        const float *tm = t + m;
+        for (int64_t j = 0; j < cols; j++) yrow[j] = tm[j * ocg];
+        epilogue_run(yrow, cols, g->bias ? g->bias[m] : 0.0f, g->res ? g->res + m * g->ldres : NULL, p->act,
+                     (float)p->act_a, (float)p->act_b);
+    }
+}
+
 /* Task t: row slice t % msplit of block t / msplit over (image, group, column
  * block); the epilogue runs inside the GEMM, on each tile as it completes. */
 static void gemm_task(void *arg, int tid) {
@@ -139,7 +182,8 @@ static void gemm_task(void *arg, int tid) {
     void *gscratch = scratch + align16f(C->kdim * p->nblk) * (int64_t)sizeof(float);
     int direct_b = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 &&
                    p->oh == p->h && p->ow == p->w;
-    size_t packed_group = rk_sgemm_packed_a_size(C->ocg, C->kdim) / sizeof(float);
+    size_t packed_group = (p->a_packed == 2 ? rk_sgemm_packed_b_size(C->ocg, C->kdim)
+                                            : rk_sgemm_packed_a_size(C->ocg, C->kdim)) / sizeof(float);
     int64_t total = p->n * p->group * C->nblocks * C->msplit;
     for (int64_t t = tid; t < total; t += C->ntasks) {
         int64_t ms = t % C->msplit, bt = t / C->msplit;
@@ -177,6 +221,10 @@ static void gemm_task(void *arg, int tid) {
         g.act = (int)p->act;
         g.act_a = (float)p->act_a;
         g.act_b = (float)p->act_b;
+        if (p->a_packed == 2) {
+            gemm_transposed(C, &g, ms, gscratch);
+            continue;
+        }
         if (C->msplit == 1) rk_sgemm_ex(&g, gscratch, 1, NULL, NULL);
         else rk_sgemm_rows(&g, ms * C->mstep, (ms + 1) * C->mstep, gscratch);
     }
@@ -192,7 +240,9 @@ static int64_t busiest_load(const Conv *C) {
             int64_t ms = t % C->msplit, blk = t / C->msplit % C->nblocks, col0, cols;
             block_cols(C, blk, &col0, &cols);
             int64_t m1 = (ms + 1) * C->mstep < C->ocg ? (ms + 1) * C->mstep : C->ocg;
-            load += (cols + COL_TILE - 1) / COL_TILE * ((m1 - ms * C->mstep + 5) / 6);
+            int64_t rows = m1 - ms * C->mstep;
+            if (C->p->a_packed == 2) load += (cols + 11) / 12 * ((rows + 15) / 16) * 2;   /* 12 x 16 tiles */
+            else load += (cols + COL_TILE - 1) / COL_TILE * ((rows + 5) / 6);
         }
         if (load > worst) worst = load;
     }
@@ -225,9 +275,11 @@ static void plan_gemm(Conv *C, int nt) {
         cols.ntasks = nt < ctotal ? nt : ctotal;
         cols_load = busiest_load(&cols);
     }
-    if (C->ocg >= 2 * RK_SGEMM_ROW_STEP) {
+    /* slices of whole register tiles: GEMM rows, or columns when transposed */
+    int64_t step = p->a_packed == 2 ? RK_SGEMM_COL_STEP : RK_SGEMM_ROW_STEP;
+    if (C->ocg >= 2 * step) {
         rows.mstep = (C->ocg + nt - 1) / nt;
-        rows.mstep = (rows.mstep + RK_SGEMM_ROW_STEP - 1) / RK_SGEMM_ROW_STEP * RK_SGEMM_ROW_STEP;
+        rows.mstep = (rows.mstep + step - 1) / step * step;
         rows.msplit = (C->ocg + rows.mstep - 1) / rows.mstep;
         rows.ntasks = nt < total * rows.msplit ? nt : total * rows.msplit;
         rows_load = busiest_load(&rows);
@@ -616,7 +668,8 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
     double macs = (double)p->n * (double)p->oc * (double)C.ncols * (double)C.kdim;
     int nt = ctx && ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
     if (p->method == 1) {
-        if (!ctx || !ctx->scratch || ctx->scratch_per_thread < rk_conv2d_scratch(C.ocg, C.kdim, p->nblk))
+        if (!ctx || !ctx->scratch ||
+            ctx->scratch_per_thread < rk_conv2d_scratch(C.ocg, C.kdim, p->nblk, p->a_packed == 2))
             return RLX_E_ARG;   /* the plan reserves this; a mismatch is a bug, not a crash */
         plan_gemm(&C, nt);
         rk_pool_run(ctx->pool, (int)C.ntasks, gemm_task, &C);

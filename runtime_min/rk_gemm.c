@@ -784,7 +784,7 @@ typedef struct {
  * pb_tail with row stride NR. */
 static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, const float *pb,
                          int64_t panel_stride, int64_t brs, const float *pb_tail, float *c, int64_t ldc, float alpha,
-                         float beta, int read_c, const rk_sgemm_args *ep, int64_t ep_i0, int64_t ep_j0) {
+                         float beta, int read_c, const rk_sgemm_args *ep, int64_t ep_i0, int64_t ep_j0, int pf_b) {
     int ep_in_regs = RK_GEMM_AVX2 && ep && (ep->act == RS_ACT_NONE || ep->act == RS_ACT_RELU || ep->act == RS_ACT_CLIP);
     tile_ep ep_base;
     memset(&ep_base, 0, sizeof ep_base);
@@ -806,6 +806,21 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
         /* with AVX-512, two full B panels at once where there are two */
         int np = RK_HAVE_WIDE && jr + 2 * NR <= nc ? 2 : 1;
         int64_t cols = np == 2 ? 2 * NR : nr;
+        /* pre-packed B (weights, from DRAM or L3): the next panels' lines
+         * are fetched a share per row tile, while this panel is worked on */
+#if RK_GEMM_AVX2
+        const char *pf_next = pf_b && jr + cols + NR <= nc ? (const char *)(pb + (jr + cols) / NR * panel_stride) : NULL;
+        int64_t pf_lines = pf_next ? (np == 2 ? 2 : 1) * panel_stride * (int64_t)sizeof(float) / 64 : 0, pf_done = 0;
+        if (brs != NR && jr + cols + NR <= nc) {
+            const char *nb = (const char *)(pb + (jr + cols) / NR * panel_stride);
+            for (int64_t p = 0; p < kc; p++) {
+                _mm_prefetch(nb + p * brs * (int64_t)sizeof(float), _MM_HINT_T0);
+                _mm_prefetch(nb + p * brs * (int64_t)sizeof(float) + 64, _MM_HINT_T0);
+            }
+        }
+#else
+        (void)pf_b;
+#endif
         for (int64_t ir = 0; ir < mc;) {
             int rows = (int)min64(MR, mc - ir);
             const float *ap = pa + ir * kc;
@@ -854,6 +869,10 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
                 for (int i = 0; i < all_rows; i++) memcpy(ct + i * ldc, tile + i * NR, (size_t)nr * sizeof(float));
             if (ep && !tep) epilogue_tile(ep, ct, ldc, ep_i0 + ir, ep_j0 + jr, all_rows, cols);
             ir += all_rows;
+#if RK_GEMM_AVX2
+            for (int64_t want = pf_lines * ir / mc; pf_done < want; pf_done++)
+                _mm_prefetch(pf_next + pf_done * 64, _MM_HINT_T0);
+#endif
         }
         jr += cols;
     }
@@ -866,7 +885,7 @@ static void gemm_part_run(const gemm_part *part) {
      * stride is a multiple of 2 KB, whose lines crowd into a few cache sets. */
     int64_t rows = part->m1 - part->m0;
     int direct_b = !g->packed_b && !g->trans_b &&
-                   (rows <= DIRECT_B_MAX_M || (rows <= DIRECT_B_MAX_M_ODD_LDB && g->ldb % 512 != 0));
+                   (rows <= DIRECT_B_MAX_M || ((rows <= DIRECT_B_MAX_M_ODD_LDB || k <= 32) && g->ldb % 512 != 0));
     for (int64_t jc = part->n0 / NC * NC; jc < part->n1; jc += NC) {
         int64_t j_lo = jc > part->n0 ? jc : part->n0, j_hi = min64(jc + NC, part->n1);
         int64_t nc = j_hi - j_lo, ncr = roundup(min64(NC, n - jc), NR);
@@ -906,7 +925,8 @@ static void gemm_part_run(const gemm_part *part) {
                     pa = part->pack_a;
                 }
                 macro_kernel(mc, nc, kc, pa, pb, panel_stride, brs, pb_tail, g->c + i_lo * g->ldc + j_lo, g->ldc,
-                             g->alpha, beta, read_c, pc + kc >= k && has_epilogue(g) ? g : NULL, i_lo, j_lo);
+                             g->alpha, beta, read_c, pc + kc >= k && has_epilogue(g) ? g : NULL, i_lo, j_lo,
+                             g->packed_b != NULL);
             }
         }
     }
@@ -1011,6 +1031,27 @@ void rk_sgemm_rows(const rk_sgemm_args *g, int64_t m0, int64_t m1, void *scratch
     part.m1 = m1;
     part.n0 = 0;
     part.n1 = g->n;
+    gemm_part_run(&part);
+}
+
+void rk_sgemm_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1, void *scratch) {
+    if (n1 > g->n) n1 = g->n;
+    if (n0 < 0 || n0 % NR || n0 >= n1 || g->m <= 0) return;
+    if (g->k <= 0) {
+        rk_sgemm_args cols = *g;
+        cols.n = n1 - n0;
+        cols.c = g->c + n0;
+        cols.bias = g->bias && g->bias_per_col ? g->bias + n0 : g->bias;
+        cols.res = g->res ? g->res + n0 : NULL;
+        scale_c(&cols);
+        return;
+    }
+    gemm_part part;
+    part_init(&part, g, scratch);
+    part.m0 = 0;
+    part.m1 = g->m;
+    part.n0 = n0;
+    part.n1 = n1;
     gemm_part_run(&part);
 }
 

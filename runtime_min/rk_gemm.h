@@ -111,6 +111,11 @@ void rk_sgemm_rows(const rk_sgemm_args *args, int64_t m0, int64_t m1, void *scra
 /* Rows of C that rk_sgemm_rows splits should be a multiple of. */
 #define RK_SGEMM_ROW_STEP 12
 
+/* Columns [n0, n1) of C only (n0 a multiple of RK_SGEMM_COL_STEP), the same
+ * way: the same bits as one whole-product call. */
+void rk_sgemm_cols(const rk_sgemm_args *args, int64_t n0, int64_t n1, void *scratch);
+#define RK_SGEMM_COL_STEP 16
+
 #ifdef __cplusplus
 }
 #endif

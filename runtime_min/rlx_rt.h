@@ -161,7 +161,7 @@ typedef int (*rlx_run_fn)(rlx_model *m, const void *const *inputs, void *const *
 int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run);
 
 /* Scratch bytes per thread of conv2d_f32's GEMM method (rk_convgemm.c). */
-size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk);
+size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk, int transposed);
 
 /* Winograd 3x3 convolution (rk_wino.c): scratch bytes per thread, and the
  * compile-time weight transform (w: oc x c x 3 x 3 -> u, rk_wino_weights_size

@@ -2,7 +2,8 @@
 # run_all.sh - runs every test suite in order and sums their results.
 #
 # Suites: the Criterion unit binaries (build/unit/test_*, one per
-# tests/unit/test_*.c), tests/malformed/run.sh, tests/e2e/run.sh,
+# tests/unit/test_*.c, and build/unit_native/test_*, the kernel tests built
+# for this machine), tests/malformed/run.sh, tests/e2e/run.sh,
 # tests/conformance/run.sh, tests/zoo/run.sh, then each tests/integration/*.sh.
 # Each is printed under a header, its output streamed and kept, and its
 # closing line read: Criterion's "[====] Synthesis: Tested: N | Passing: N |
@@ -100,6 +101,10 @@ for src in tests/unit/test_*.c; do
     bin=build/unit/$(basename "$src" .c)
     if [ -x "$bin" ]; then run_suite "unit/$(basename "$bin")" criterion "$bin"
     else missing "unit/$(basename "$bin")" "$bin not built (make unit)"; fi
+done
+# The kernel tests built -march=native (Makefile NATIVE_UNIT).
+for bin in build/unit_native/test_*; do
+    run_suite "unit_native/$(basename "$bin")" criterion "$bin"
 done
 
 # 2. Scripted suites; each must exist.

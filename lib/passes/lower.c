@@ -376,7 +376,7 @@ static void lower_conv(RlxLower *L, int node) {
         rlx_tk_i(t, "method", 1);
         rlx_tk_i(t, "nblk", nblk);
         rlx_tk_i(t, "a_packed", rlx_attr_i(n, "rlx_a_packed", 0));
-        t->scratch = (int64_t)rk_conv2d_scratch(ocg, kdim, nblk);
+        t->scratch = (int64_t)rk_conv2d_scratch(ocg, kdim, nblk, rlx_attr_i(n, "rlx_a_packed", 0) == 2);
     }
 }
 

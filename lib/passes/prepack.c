@@ -50,24 +50,51 @@ static void keep_kernel_shape(RlxGraph *g, int node) {
     for (int i = 0; i < nk; i++) ks->ints[i] = dims[i];
 }
 
-/* Conv weights (O, I/group, kh, kw) are the GEMM's A, one block per group;
- * the kernel shape moves to the attribute, as the packed weight is 1-D. */
+/* Multiply-add slots a GEMM row of n columns takes in 16-wide register
+ * tiles: a ragged last tile costs a whole one. */
+static double tile_cols(int64_t n) { return (double)((n + 15) / 16 * 16); }
+
+/* Whether a convolution's GEMM runs transposed (rk_convgemm.c: y^T = col^T
+ * W^T, the weights as the pre-packed B): where the output plane (ncols) is
+ * small and ragged against the 16-wide tiles (7x7 = 49 columns fill 49 of
+ * 64 lanes) and the output channels are not, by the same multiply-add count
+ * plus the transposed form's extra work: packing col^T and turning the
+ * product move floats one or a few at a time, about 16 multiply-adds'
+ * time each (measured on the zoo's layers: 28x28 planes with 32 channels
+ * lose, 7x7 planes win by 20-30%). Only for small planes: the product
+ * (columns x channels, up to 1 MB) sits in scratch before it is turned. */
+static int conv_transposed(int64_t ocg, int64_t kdim, int64_t ncols) {
+    if (ncols > 1024 || ncols * ocg > 256 * 1024 || ocg < 32) return 0;
+    double upright = (double)((ocg + 5) / 6 * 6) * tile_cols(ncols) * (double)kdim;
+    double turned = (double)ncols * tile_cols(ocg) * (double)kdim +
+                    16.0 * (double)ncols * (double)(kdim + ocg);
+    return turned < 0.95 * upright;
+}
+
+/* Conv weights (O, I/group, kh, kw) are the GEMM's A, one block per group
+ * (rlx_a_packed = 1), or, transposed, its B (rlx_a_packed = 2); the kernel
+ * shape moves to the attribute, as the packed weight is 1-D. */
 static void prepack_conv(RlxGraph *g, int node) {
     RlxNode *n = &g->n[node];
     int wv = n->in[1];
     if (!rlx_is_const(g, wv) || g->v[wv].dtype != RLX_F32 || !rlx_conv_uses_gemm(g, node)) return;
-    const RlxValue *w = &g->v[wv];
-    int64_t group = rlx_attr_i(n, "group", 1), oc = w->dims[0], ocg = oc / group, kdim = 1;
+    const RlxValue *w = &g->v[wv], *y = &g->v[n->out[0]];
+    int64_t group = rlx_attr_i(n, "group", 1), oc = w->dims[0], ocg = oc / group, kdim = 1, ncols = 1;
     for (int i = 1; i < w->rank; i++) kdim *= w->dims[i];
+    for (int i = 2; i < y->rank; i++) ncols *= y->dims[i];
     if (!ocg || !kdim) return;
-    size_t per = rk_sgemm_packed_a_size(ocg, kdim);
+    int turned = conv_transposed(ocg, kdim, ncols);
+    size_t per = turned ? rk_sgemm_packed_b_size(ocg, kdim) : rk_sgemm_packed_a_size(ocg, kdim);
     float *src = aligned_copy(w);
     float *packed = rlx_alloc(per * (size_t)group);
-    for (int64_t gi = 0; gi < group; gi++)
-        rk_sgemm_pack_a(ocg, kdim, src + gi * ocg * kdim, kdim, 0, packed + gi * (int64_t)(per / sizeof(float)));
+    for (int64_t gi = 0; gi < group; gi++) {
+        float *dst = packed + gi * (int64_t)(per / sizeof(float));
+        if (turned) rk_sgemm_pack_b(ocg, kdim, src + gi * ocg * kdim, kdim, 1, dst);
+        else rk_sgemm_pack_a(ocg, kdim, src + gi * ocg * kdim, kdim, 0, dst);
+    }
     keep_kernel_shape(g, node);
     replace_weight(g, node, "packed", packed, per * (size_t)group);
-    rlx_attr_add(g, node, "rlx_a_packed", RLX_A_INT)->i = 1;
+    rlx_attr_add(g, node, "rlx_a_packed", RLX_A_INT)->i = turned ? 2 : 1;
 }
 
 /* ---- Winograd 3x3 convolutions (rk_wino.c) ----

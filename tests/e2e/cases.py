@@ -1057,6 +1057,31 @@ def conv_winograd(m, rng):
     m.tol = {"rtol": 1e-4, "atol": 1e-4}
 
 
+@case
+def conv_small_plane_transposed(m, rng):
+    """Convolutions on 7x7 output planes with many channels, where rlxc runs
+    the GEMM transposed (rk_convgemm.c, a_packed = 2): a 1x1 with bias,
+    residual and Clip(0, 6), a 3x3 stride 2 (im2col), and two groups."""
+    x = m.inp("x", randn(rng, 2, 320, 7, 7))
+    r = m.inp("r", randn(rng, 2, 128, 7, 7))
+    w = m.weight("w", randn(rng, 128, 320, 1, 1) * 0.05)
+    b = m.weight("b", randn(rng, 128))
+    m.node("Conv", ["x", "w", "b"], "c")
+    m.node("Add", ["c", "r"], "s")
+    m.node("Clip", ["s", "lo", "hi"], "y")
+    m.weight("lo", np.array(0.0, dtype=F32))
+    m.weight("hi", np.array(6.0, dtype=F32))
+    x2 = m.inp("x2", randn(rng, 1, 64, 13, 13))
+    w2 = m.weight("w2", randn(rng, 96, 64, 3, 3) * 0.05)
+    m.node("Conv", ["x2", "w2"], "s2", strides=[2, 2], pads=[1, 1, 1, 1])
+    wg = m.weight("wg", randn(rng, 256, 160, 1, 1) * 0.05)
+    m.node("Conv", ["x", "wg"], "g2", group=2)
+    m.out("y", np.clip(conv_ref(x, w, b) + f64(r), 0, 6).astype(F32))
+    m.out("s2", conv_ref(x2, w2, strides=(2, 2), pads=(1, 1, 1, 1)).astype(F32))
+    m.out("g2", conv_ref(x, wg, group=2).astype(F32))
+    m.tol = {"rtol": 1e-4, "atol": 1e-4}
+
+
 # ----------------------------------------------------------------------------
 # Normalization
 # ----------------------------------------------------------------------------

@@ -1,0 +1,195 @@
+/* test_conv_turned.c - the transposed GEMM form of conv2d_f32 (a_packed = 2).
+ *
+ * rlxc packs a convolution's weights as the GEMM's B (rk_sgemm_pack_b of
+ * W^T) where the output plane is small (7x7): the kernel then computes
+ * y^T = col^T W^T and turns it into y. It must give exactly the bits of the
+ * upright form (a_packed = 1) with its fused epilogue, at any thread count
+ * and column-block size, and agree with a double-precision definition.
+ * Shapes cover 1x1 (x read in place) and 3x3 stride 2 (im2col), groups, a
+ * batch, several column blocks, channel counts that are not multiples of 16
+ * (a ragged tile), bias + residual + relu / clip / sigmoid, and NaN, inf and
+ * -0 in the input. rk_sgemm_cols over a column split must match one call.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rk_gemm.h"
+#include "rlx_rt.h"
+#include "rlx_scalar.h"
+
+#define OUT(...) ((void *const[]){__VA_ARGS__})
+
+static uint32_t rng_state = 4242u;
+static float frand(void) {
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (float)(rng_state >> 8) / 16777216.0f * 2.0f - 1.0f;
+}
+
+typedef struct {
+    int64_t n, c, h, w, oc, k, s, pad, group, nblk;
+    int bias, res, act;
+} Case;
+
+/* act(sum + bias + res) in double, the definition loop by loop */
+static void reference(const Case *k, const rk_conv2d_f32_params *p, const float *x, const float *w, const float *b,
+                      const float *res, double *y) {
+    int64_t cg = p->c / p->group, ocg = p->oc / p->group;
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t o = 0; o < p->oc; o++)
+            for (int64_t oy = 0; oy < p->oh; oy++)
+                for (int64_t ox = 0; ox < p->ow; ox++) {
+                    double s = 0;
+                    for (int64_t ic = 0; ic < cg; ic++)
+                        for (int64_t ky = 0; ky < p->kh; ky++)
+                            for (int64_t kx = 0; kx < p->kw; kx++) {
+                                int64_t iy = oy * p->sh - p->pt + ky, ix = ox * p->sw - p->pl + kx;
+                                if (iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) continue;
+                                int64_t c = (o / ocg) * cg + ic;
+                                s += (double)x[((n * p->c + c) * p->h + iy) * p->w + ix] *
+                                     w[((o * cg + ic) * p->kh + ky) * p->kw + kx];
+                            }
+                    int64_t at = ((n * p->oc + o) * p->oh + oy) * p->ow + ox;
+                    if (k->bias) s += b[o];
+                    if (k->res) s += res[at];
+                    if (k->act == RS_ACT_RELU) s = s > 0 || isnan(s) ? s : 0;   /* NaN passes */
+                    else if (k->act == RS_ACT_CLIP) s = s < 0 ? 0 : s > 6 ? 6 : s;
+                    else if (k->act == RS_ACT_SIGMOID) s = 1 / (1 + exp(-s));
+                    y[at] = s;
+                }
+}
+
+/* The weights packed per group, upright (pack_a) or turned (pack_b of W^T). */
+static float *pack(const Case *k, const float *w, int turned) {
+    int64_t ocg = k->oc / k->group, kdim = k->c / k->group * k->k * k->k;
+    size_t per = turned ? rk_sgemm_packed_b_size(ocg, kdim) : rk_sgemm_packed_a_size(ocg, kdim);
+    float *packed = malloc(per * (size_t)k->group);
+    for (int64_t gi = 0; gi < k->group; gi++) {
+        float *dst = packed + gi * (int64_t)(per / sizeof(float));
+        if (turned) rk_sgemm_pack_b(ocg, kdim, w + gi * ocg * kdim, kdim, 1, dst);
+        else rk_sgemm_pack_a(ocg, kdim, w + gi * ocg * kdim, kdim, 0, dst);
+    }
+    return packed;
+}
+
+static void run_case(const Case *kc) {
+    Case kk = *kc, *k = &kk;
+    if (!k->group) k->group = 1;
+    int64_t oh = (k->h + 2 * k->pad - k->k) / k->s + 1, ow = (k->w + 2 * k->pad - k->k) / k->s + 1;
+    int64_t ocg = k->oc / k->group, kdim = k->c / k->group * k->k * k->k, ncols = oh * ow;
+    size_t nx = (size_t)(k->n * k->c * k->h * k->w), nw = (size_t)(k->oc * kdim), ny = (size_t)(k->n * k->oc * ncols);
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc((size_t)k->oc * 4), *res = malloc(ny * 4);
+    for (size_t i = 0; i < nx; i++) x[i] = frand();
+    for (size_t i = 0; i < nw; i++) w[i] = frand() * 0.2f;
+    for (int64_t i = 0; i < k->oc; i++) b[i] = i % 3 ? frand() : 0.0f;   /* zero biases: never added alone */
+    for (size_t i = 0; i < ny; i++) res[i] = i % 7 ? frand() : -0.0f;
+    x[0] = NAN;
+    x[nx / 2] = INFINITY;
+    x[nx - 1] = -0.0f;
+    double *want = malloc(ny * 8);
+    reference(k, &(rk_conv2d_f32_params){.n = k->n, .c = k->c, .h = k->h, .w = k->w, .oc = k->oc, .oh = oh, .ow = ow,
+                                         .kh = k->k, .kw = k->k, .sh = k->s, .sw = k->s, .pt = k->pad, .pl = k->pad,
+                                         .group = k->group},
+              x, w, b, res, want);
+
+    float *pa = pack(k, w, 0), *pb = pack(k, w, 1);
+    rk_conv2d_f32_params p = {.n = k->n, .c = k->c, .h = k->h, .w = k->w, .oc = k->oc, .oh = oh, .ow = ow,
+                              .kh = k->k, .kw = k->k, .sh = k->s, .sw = k->s, .pt = k->pad, .pl = k->pad, .dh = 1,
+                              .dw = 1, .group = k->group, .has_bias = k->bias, .has_res = k->res, .act = k->act,
+                              .act_a = 0, .act_b = 6, .method = 1, .nblk = k->nblk ? k->nblk : ncols};
+    size_t per = rk_conv2d_scratch(ocg, kdim, p.nblk, 1);
+    uint8_t *scratch = malloc(per * 3);
+    rk_pool *pool = NULL;
+    cr_assert_eq(rk_pool_new(3, &pool), 0);
+    const void *ins[4] = {x, NULL, NULL, NULL};
+    int next = 2;
+    if (k->bias) ins[next++] = b;
+    if (k->res) ins[next++] = res;
+    float *upright = malloc(ny * 4), *turned = malloc(ny * 4);
+    p.a_packed = 1;
+    ins[1] = pa;
+    rk_ctx one = {1, NULL, scratch, per};
+    cr_assert_eq(rk_conv2d_f32(&one, &p, ins, OUT(upright)), 0);
+    /* the upright form against the definition: the same NaN and infinities */
+    double worst = 0;
+    size_t wrong_special = 0;
+    for (size_t i = 0; i < ny; i++) {
+        if (!isfinite(want[i]) || !isfinite(upright[i])) {
+            int same_kind = isnan(want[i]) ? isnan(upright[i]) : (double)upright[i] == want[i];
+            wrong_special += !same_kind;
+            continue;
+        }
+        double err = fabs((double)upright[i] - want[i]) / (1.0 + fabs(want[i]));
+        if (err > worst) worst = err;
+    }
+    cr_expect_lt(worst, 1e-5, "upright: worst error %g", worst);
+    cr_expect_eq(wrong_special, 0, "upright: %zu NaN/inf outputs differ from the definition", wrong_special);
+    int nonfinite = 0;
+    for (size_t i = 0; i < ny; i++) nonfinite += !isfinite(upright[i]);
+    cr_expect_gt(nonfinite, 0, "the NaN/inf inputs reached no output");
+
+    p.a_packed = 2;
+    ins[1] = pb;
+    for (int nt = 1; nt <= 3; nt++) {
+        rk_ctx ctx = {nt, nt > 1 ? pool : NULL, scratch, per};
+        for (size_t i = 0; i < ny; i++) turned[i] = 12345.0f;
+        cr_assert_eq(rk_conv2d_f32(&ctx, &p, ins, OUT(turned)), 0);
+        size_t bad = ny;
+        for (size_t i = 0; i < ny && bad == ny; i++)
+            if (memcmp(&turned[i], &upright[i], 4)) bad = i;
+        cr_expect_eq(bad, ny, "c=%lld oc=%lld k=%lld group=%lld threads=%d: element %zu is %.9g, upright %.9g",
+                     (long long)k->c, (long long)k->oc, (long long)k->k, (long long)k->group, nt, bad,
+                     bad < ny ? (double)turned[bad] : 0.0, bad < ny ? (double)upright[bad] : 0.0);
+    }
+    /* too little scratch for the transposed product: refused, not overrun */
+    rk_ctx small = {1, NULL, scratch, rk_conv2d_scratch(ocg, kdim, p.nblk, 0) - 1};
+    if (small.scratch_per_thread < per) cr_expect_eq(rk_conv2d_f32(&small, &p, ins, OUT(turned)), RLX_E_ARG);
+    rk_pool_free(pool);
+    free(x), free(w), free(b), free(res), free(want), free(pa), free(pb), free(scratch), free(upright), free(turned);
+}
+
+Test(conv_turned, pointwise_7x7_epilogue) {
+    Case k = {.n = 1, .c = 160, .h = 7, .w = 7, .oc = 96, .k = 1, .s = 1, .bias = 1, .res = 1, .act = RS_ACT_CLIP};
+    run_case(&k);
+}
+
+Test(conv_turned, pointwise_ragged_channels_batch_relu) {
+    /* 72 = 4 x 16 + 8 output channels: a ragged 8-wide tile */
+    Case k = {.n = 2, .c = 40, .h = 5, .w = 9, .oc = 72, .k = 1, .s = 1, .bias = 1, .act = RS_ACT_RELU};
+    run_case(&k);
+}
+
+Test(conv_turned, im2col_3x3_stride2_sigmoid) {
+    Case k = {.n = 1, .c = 24, .h = 13, .w = 13, .oc = 48, .k = 3, .s = 2, .pad = 1, .bias = 1,
+              .act = RS_ACT_SIGMOID};
+    run_case(&k);
+}
+
+Test(conv_turned, groups_and_column_blocks) {
+    /* two groups of 32 output channels; the 11x11 plane in blocks of 32 columns */
+    Case k = {.n = 2, .c = 48, .h = 11, .w = 11, .oc = 64, .k = 1, .s = 1, .group = 2, .nblk = 32, .res = 1};
+    run_case(&k);
+}
+
+Test(conv_turned, sgemm_cols_equals_whole) {
+    int64_t m = 49, n = 200, k = 300;
+    float *a = malloc((size_t)(m * k) * 4), *b = malloc((size_t)(k * n) * 4), *c1 = malloc((size_t)(m * n) * 4),
+          *c2 = malloc((size_t)(m * n) * 4);
+    for (int64_t i = 0; i < m * k; i++) a[i] = frand();
+    for (int64_t i = 0; i < k * n; i++) b[i] = frand();
+    float *packed = malloc(rk_sgemm_packed_b_size(n, k));
+    rk_sgemm_pack_b(n, k, b, n, 0, packed);
+    void *scratch = malloc(rk_sgemm_scratch_size(m, n, k));
+    rk_sgemm_args g = {.m = m, .n = n, .k = k, .alpha = 1.0f, .a = a, .lda = k, .packed_b = packed, .c = c1, .ldc = n};
+    rk_sgemm_ex(&g, scratch, 1, NULL, NULL);
+    g.c = c2;
+    for (int64_t i = 0; i < m * n; i++) c2[i] = NAN;
+    rk_sgemm_cols(&g, 0, 80, scratch);
+    rk_sgemm_cols(&g, 80, 192, scratch);
+    rk_sgemm_cols(&g, 192, 400, scratch);   /* clipped to n */
+    rk_sgemm_cols(&g, 5, 20, scratch);      /* not a tile start: nothing */
+    cr_expect_eq(memcmp(c1, c2, (size_t)(m * n) * 4), 0);
+    free(a), free(b), free(c1), free(c2), free(packed), free(scratch);
+}
