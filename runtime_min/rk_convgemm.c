@@ -134,43 +134,7 @@ static void block_cols(const Conv *C, int64_t blk, int64_t *col0, int64_t *cols)
     }
 }
 
-/* The transposed product (a_packed == 2: the weights pre-packed as the
- * GEMM's B, rk_sgemm_pack_b of W^T): y_g^T (cols x ocg) = col^T * W_g^T, into
- * scratch, then turned into y's rows, output channels [m0, m1) of slice ms,
- * with the epilogue on each row as it is written. Planes of a few columns
- * (7x7 = 49) fill the GEMM's 16-wide register tiles poorly along the plane
- * and exactly along 16k output channels. Each element is the same dot
- * product in the same order, so the bits are those of the upright GEMM and
- * its fused epilogue (epilogue_run: y + bias + res, or y + bias where the
- * bias is not 0, then the activation). g holds the upright arguments. */
-static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, void *gscratch) {
-    const rk_conv2d_f32_params *p = C->p;
-    int64_t cols = g->n, ocg = g->m;
-    float *t = rk_align64f(gscratch);
-    void *tscratch = t + align16f(cols * ocg);
-    rk_sgemm_args h;
-    memset(&h, 0, sizeof h);
-    h.m = cols;
-    h.n = ocg;
-    h.k = g->k;
-    h.alpha = 1.0f;
-    h.a = g->b;
-    h.lda = g->ldb;
-    h.trans_a = 1;
-    h.packed_b = g->packed_a;
-    h.c = t;
-    h.ldc = ocg;
-    int64_t m0 = ms * C->mstep, m1 = (ms + 1) * C->mstep < ocg ? (ms + 1) * C->mstep : ocg;
-    if (C->msplit == 1) rk_sgemm_ex(&h, tscratch, 1, NULL, NULL);
-    else rk_sgemm_cols(&h, m0, m1, tscratch);
-    for (int64_t m = m0; m < m1; m++) {
-        float *yrow = g->c + m * g->ldc;
-        const float *tm = t + m;
-        for (int64_t j = 0; j < cols; j++) yrow[j] = tm[j * ocg];
-        epilogue_run(yrow, cols, g->bias ? g->bias[m] : 0.0f, g->res ? g->res + m * g->ldres : NULL, p->act,
-                     (float)p->act_a, (float)p->act_b);
-    }
-}
+static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, void *gscratch);
 
 /* Task t: row slice t % msplit of block t / msplit over (image, group, column
  * block); the epilogue runs inside the GEMM, on each tile as it completes. */
@@ -644,6 +608,97 @@ static void direct_task(void *arg, int tid) {
 
 /* Below this many multiply-adds a layer runs on one thread. */
 #define THREAD_MIN_MACS (1 << 18)
+
+#if defined(__AVX512F__)
+/* r[i] (row i, 16 floats) -> r[j] = column j. */
+static inline void turn16(__m512 r[16]) {
+    __m512 a[16], b[16];
+    for (int k = 0; k < 8; k++) {
+        a[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+        a[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+    }
+    /* b[4k + q], 128-bit lane L: rows 4k .. 4k+3 of column 4L + q */
+    for (int k = 0; k < 4; k++) {
+        b[4 * k] = _mm512_shuffle_ps(a[4 * k], a[4 * k + 2], 0x44);
+        b[4 * k + 1] = _mm512_shuffle_ps(a[4 * k], a[4 * k + 2], 0xEE);
+        b[4 * k + 2] = _mm512_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0x44);
+        b[4 * k + 3] = _mm512_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0xEE);
+    }
+    for (int q = 0; q < 4; q++) {
+        __m512 c0 = _mm512_shuffle_f32x4(b[q], b[4 + q], 0x88), c1 = _mm512_shuffle_f32x4(b[q], b[4 + q], 0xDD);
+        __m512 d0 = _mm512_shuffle_f32x4(b[8 + q], b[12 + q], 0x88), d1 = _mm512_shuffle_f32x4(b[8 + q], b[12 + q], 0xDD);
+        r[q] = _mm512_shuffle_f32x4(c0, d0, 0x88);
+        r[8 + q] = _mm512_shuffle_f32x4(c0, d0, 0xDD);
+        r[4 + q] = _mm512_shuffle_f32x4(c1, d1, 0x88);
+        r[12 + q] = _mm512_shuffle_f32x4(c1, d1, 0xDD);
+    }
+}
+#endif
+
+/* The transposed product (a_packed == 2: the weights pre-packed as the
+ * GEMM's B, rk_sgemm_pack_b of W^T): y_g^T (cols x ocg) = col^T * W_g^T, into
+ * scratch, then turned into y's rows, output channels [m0, m1) of slice ms,
+ * with the epilogue on each row as it is written. Planes of a few columns
+ * (7x7 = 49) fill the GEMM's 16-wide register tiles poorly along the plane
+ * and exactly along 16k output channels. Each element is the same dot
+ * product in the same order, so the bits are those of the upright GEMM and
+ * its fused epilogue (epilogue_run: y + bias + res, or y + bias where the
+ * bias is not 0, then the activation). g holds the upright arguments. */
+static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, void *gscratch) {
+    const rk_conv2d_f32_params *p = C->p;
+    int64_t cols = g->n, ocg = g->m;
+    float *t = rk_align64f(gscratch);
+    void *tscratch = t + align16f(cols * ocg);
+    rk_sgemm_args h;
+    memset(&h, 0, sizeof h);
+    h.m = cols;
+    h.n = ocg;
+    h.k = g->k;
+    h.alpha = 1.0f;
+    h.a = g->b;
+    h.lda = g->ldb;
+    h.trans_a = 1;
+    h.packed_b = g->packed_a;
+    h.c = t;
+    h.ldc = ocg;
+    int64_t m0 = ms * C->mstep, m1 = (ms + 1) * C->mstep < ocg ? (ms + 1) * C->mstep : ocg;
+    if (C->msplit == 1) rk_sgemm_ex(&h, tscratch, 1, NULL, NULL);
+    else rk_sgemm_cols(&h, m0, m1, tscratch);
+    int64_t m = m0;
+#if defined(__AVX512F__)
+    /* 16 x 16 blocks turned in registers, the epilogue on each turned row
+     * (dw_finish: epilogue_run's arithmetic) before its one store */
+    int vec_ep = p->act == RS_ACT_NONE || p->act == RS_ACT_RELU || p->act == RS_ACT_CLIP;
+    float lo = (float)p->act_a, hi = (float)p->act_b;
+    for (; m + 16 <= m1; m += 16) {
+        for (int64_t j0 = 0; j0 < cols; j0 += 16) {
+            int64_t nj = cols - j0 < 16 ? cols - j0 : 16;
+            __m512 r[16];
+            for (int i = 0; i < 16; i++) r[i] = i < nj ? _mm512_loadu_ps(t + (j0 + i) * ocg + m) : _mm512_setzero_ps();
+            turn16(r);
+            __mmask16 out = dw_lanes(0, nj);
+            for (int i = 0; i < 16; i++) {
+                __m512 v = r[i];
+                if (vec_ep)
+                    v = dw_finish(v, g->bias ? g->bias[m + i] : 0.0f, g->res ? g->res + (m + i) * g->ldres + j0 : NULL,
+                                  out, p->act, lo, hi);
+                _mm512_mask_storeu_ps(g->c + (m + i) * g->ldc + j0, out, v);
+            }
+        }
+        if (!vec_ep)
+            for (int64_t i = m; i < m + 16; i++)
+                epilogue_run(g->c + i * g->ldc, cols, g->bias ? g->bias[i] : 0.0f,
+                             g->res ? g->res + i * g->ldres : NULL, p->act, lo, hi);
+    }
+#endif
+    for (; m < m1; m++) {
+        float *yrow = g->c + m * g->ldc;
+        const float *tm = t + m;
+        for (int64_t j = 0; j < cols; j++) yrow[j] = tm[j * ocg];
+        epilogue_run(yrow, cols, g->bias ? g->bias[m] : 0.0f, g->res ? g->res + m * g->ldres : NULL, p->act,
+                     (float)p->act_a, (float)p->act_b);
+    }
+}
 
 int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_conv2d_f32_params *p = params;
