@@ -507,13 +507,79 @@ static void dw_plane_avx512(const rk_conv2d_f32_params *p, const float *x, const
 }
 #endif
 
-static void depthwise3x3(const rk_conv2d_f32_params *p, const float *x, const float *w, float *y, float bias,
-                         const float *res, int epilogue) {
+/* Small planes, stride 1, as one flat run: with ow == w, output element
+ * f = oy*ow + ox reads input f + (ky - pt)*w + (kx - pl) for tap (ky, kx),
+ * so a 7x7 plane is 4 vectors of 16 (49 of 64 lanes) rather than 7 strips
+ * of 7 lanes. Per vector and tap, a mask of the lanes whose tap is inside
+ * the image: made once per task (dw_flat_plan), the same for every channel.
+ * The taps are summed as dw_sum does (per kernel row from 0, skipped where
+ * masked off, rows added in order), so the bits are the strips'. */
+enum { DW_FLAT_VECS = 4 };   /* planes up to 64 elements (8x8) */
+typedef struct {
+    int nv;
+    int64_t off[9];
+    uint16_t tap[DW_FLAT_VECS][9], out[DW_FLAT_VECS];
+} DwFlat;
+
 #if defined(__AVX512F__)
+static int dw_flat_plan(const rk_conv2d_f32_params *p, DwFlat *f) {
+    int64_t n = p->oh * p->ow;
+    if (p->sh != 1 || p->sw != 1 || p->ow != p->w || p->ow >= 16 || n <= 0 || n > 16 * DW_FLAT_VECS) return 0;
+    f->nv = (int)((n + 15) / 16);
+    for (int k = 0; k < 9; k++) f->off[k] = (k / 3 - p->pt) * p->w + (k % 3 - p->pl);
+    for (int v = 0; v < f->nv; v++) {
+        f->out[v] = 0;
+        for (int k = 0; k < 9; k++) f->tap[v][k] = 0;
+        for (int l = 0; l < 16; l++) {
+            int64_t fo = 16 * v + l, oy = fo / p->ow, ox = fo % p->ow;
+            if (fo >= n) break;
+            f->out[v] |= (uint16_t)(1u << l);
+            for (int k = 0; k < 9; k++) {
+                int64_t iy = oy - p->pt + k / 3, ix = ox - p->pl + k % 3;
+                if (iy >= 0 && iy < p->h && ix >= 0 && ix < p->w) f->tap[v][k] |= (uint16_t)(1u << l);
+            }
+        }
+    }
+    return 1;
+}
+
+static void dw_flat_avx512(const DwFlat *f, const rk_conv2d_f32_params *p, const float *x, const float *w, float *y,
+                           float bias, const float *res, int epilogue) {
+    int64_t act = epilogue ? p->act : RS_ACT_NONE;
+    int other_act = act != RS_ACT_NONE && act != RS_ACT_RELU && act != RS_ACT_CLIP;
+    float lo = (float)p->act_a, hi = (float)p->act_b;
+    __m512 wv[9];
+    for (int i = 0; i < 9; i++) wv[i] = _mm512_set1_ps(w[i]);
+    for (int v = 0; v < f->nv; v++) {
+        __m512 r[3];
+        for (int k = 0; k < 3; k++) {
+            r[k] = _mm512_setzero_ps();
+            for (int t = 0; t < 3; t++) {
+                __mmask16 m = f->tap[v][3 * k + t];
+                __m512 xv = _mm512_maskz_loadu_ps(m, x + 16 * v + f->off[3 * k + t]);
+                r[k] = _mm512_mask3_fmadd_ps(wv[3 * k + t], xv, r[k], m);
+            }
+        }
+        __m512 acc = _mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]);
+        int64_t n = p->oh * p->ow - 16 * v < 16 ? p->oh * p->ow - 16 * v : 16;
+        dw_emit(acc, y + 16 * v, n, f->out[v], bias, res ? res + 16 * v : NULL, epilogue, act, other_act, lo, hi);
+    }
+}
+#endif
+
+static void depthwise3x3(const rk_conv2d_f32_params *p, const float *x, const float *w, float *y, float bias,
+                         const float *res, int epilogue, const DwFlat *flat) {
+#if defined(__AVX512F__)
+    if (flat) {
+        dw_flat_avx512(flat, p, x, w, y, bias, res, epilogue);
+        return;
+    }
     if (p->sh <= 2 && p->sw <= 2 && p->h > 0) {
         dw_plane_avx512(p, x, w, y, bias, res, epilogue);
         return;
     }
+#else
+    (void)flat;
 #endif
     int64_t h = p->h, wd = p->w, oh = p->oh, ow = p->ow, sh = p->sh, sw = p->sw, pl = p->pl;
     /* interior columns: ox*sw - pl >= 0 and ox*sw - pl + 2 < wd */
@@ -564,6 +630,13 @@ static void direct_task(void *arg, int tid) {
     const rk_conv2d_f32_params *p = C->p;
     int64_t plane = p->h * p->w, oplane = p->oh * p->ow;
     int64_t total = p->n * p->oc;
+    DwFlat flat_plan, *flat = NULL;
+#if defined(__AVX512F__)
+    if (C->cg == 1 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && dw_flat_plan(p, &flat_plan))
+        flat = &flat_plan;
+#else
+    (void)flat_plan;
+#endif
     for (int64_t t = tid; t < total; t += C->ntasks) {
         int64_t b = t / p->oc, o = t % p->oc;
         const float *xg = C->x + (b * p->c + (o / C->ocg) * C->cg) * plane;
@@ -572,7 +645,7 @@ static void direct_task(void *arg, int tid) {
         const float *res = C->res ? C->res + (b * p->oc + o) * oplane : NULL;
         int epilogue = C->bias || res || p->act != RS_ACT_NONE;
         if (C->cg == 1 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->pt >= 0 && p->pl >= 0) {
-            depthwise3x3(p, xg, wo, yo, C->bias ? C->bias[o] : 0.0f, res, epilogue);
+            depthwise3x3(p, xg, wo, yo, C->bias ? C->bias[o] : 0.0f, res, epilogue, flat);
             continue;
         }
         for (int64_t oy = 0; oy < p->oh; oy++) {

@@ -1847,6 +1847,44 @@ def conv_residual_relu(m, rng):
 
 
 @case
+def depthwise_small_planes(m, rng):
+    """Depthwise 3x3 stride 1 on planes under 16 wide with ow == w, which the
+    AVX-512 build sums as one flat run of 16-lane vectors (rk_convgemm.c
+    dw_flat_avx512): 7x7 with NaN/inf and Clip, 5x3 with one-sided pads and
+    a residual + Sigmoid, 8x8 (four whole vectors) with pads only before,
+    and a 1x1 plane."""
+    x1 = randn(rng, 1, 4, 7, 7) * 2
+    x1[0, 0, 3, 3] = np.nan
+    x1[0, 1, 0, 6] = np.inf
+    x1[0, 3, 6, 0] = -np.inf
+    x1 = m.inp("x1", x1)
+    w1 = m.weight("w1", randn(rng, 4, 1, 3, 3))
+    b1 = m.weight("b1", randn(rng, 4))
+    m.weight("lo", F32(0.0))
+    m.weight("hi", F32(6.0))
+    m.node("Conv", ["x1", "w1", "b1"], "c1", group=4, pads=[1, 1, 1, 1])
+    m.node("Clip", ["c1", "lo", "hi"], "y1")
+    x2 = m.inp("x2", randn(rng, 2, 3, 5, 3))
+    r2 = m.inp("r2", randn(rng, 2, 3, 5, 3))
+    w2 = m.weight("w2", randn(rng, 3, 1, 3, 3))
+    m.node("Conv", ["x2", "w2"], "c2", group=3, pads=[1, 0, 1, 2])
+    m.node("Add", ["c2", "r2"], "s2")
+    m.node("Sigmoid", ["s2"], "y2")
+    x3 = m.inp("x3", randn(rng, 1, 2, 8, 8))
+    w3 = m.weight("w3", randn(rng, 2, 1, 3, 3))
+    m.node("Conv", ["x3", "w3"], "y3", group=2, pads=[2, 2, 0, 0])
+    x4 = m.inp("x4", randn(rng, 1, 2, 1, 1))
+    m.node("Conv", ["x4", "w3"], "y4", group=2, pads=[1, 1, 1, 1])
+    with np.errstate(invalid="ignore"):
+        m.out("y1", np.clip(conv_ref(x1, w1, b1, pads=(1, 1, 1, 1), group=4), 0.0, 6.0).astype(F32))
+    s2 = conv_ref(x2, w2, pads=(1, 0, 1, 2), group=3) + f64(r2)
+    m.out("y2", (1.0 / (1.0 + np.exp(-s2))).astype(F32))
+    m.out("y3", conv_ref(x3, w3, pads=(2, 2, 0, 0), group=2).astype(F32))
+    m.out("y4", conv_ref(x4, w3, pads=(1, 1, 1, 1), group=2).astype(F32))
+    m.tol = {"rtol": 1e-5, "atol": 1e-5}
+
+
+@case
 def depthwise_pool_nan(m, rng):
     """Depthwise 3x3 with pads 1, strides 1 and 2, fused bias + Clip / Relu,
     rows wider than one 16-lane strip; NaN and infinities in the input (a
