@@ -256,8 +256,43 @@ static int maxpool2d_f32(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x
     return RLX_OK;
 }
 
+/* Global average pooling of f32 planes (the window is the whole plane, no
+ * pads): each plane summed in order in float and divided as the general
+ * path does (the same bits), contiguous channel ranges per thread. */
+static void global_avg_task(void *arg, int tid) {
+    const MaxPool *M = arg;
+    int64_t plane = vol3(M->p->in_dims);
+    int64_t q0 = M->p->nc * tid / M->ntasks, q1 = M->p->nc * (tid + 1) / M->ntasks;
+    for (int64_t q = q0; q < q1; q++) {
+        const float *xq = M->x + q * plane;
+        float sum = 0.0f;
+        for (int64_t i = 0; i < plane; i++) sum += xq[i];
+        M->y[q] = sum / (float)plane;
+    }
+}
+
+static int is_global_avg_f32(const rk_pool_nd_params *p) {
+    if (p->op != 1 || p->dtype != RLX_F32 || p->nc < 0 || p->has_indices) return 0;
+    for (int a = 0; a < 3; a++)
+        if (p->out_dims[a] != 1 || p->k[a] != p->in_dims[a] || p->pb[a] != 0 || p->pe[a] != 0 || p->d[a] != 1 ||
+            p->in_dims[a] < 1)
+            return 0;
+    return 1;
+}
+
 int rk_pool_nd(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_pool_nd_params *p = params;
+    if (is_global_avg_f32(p)) {
+        MaxPool M;
+        M.p = p;
+        M.x = in[0];
+        M.y = out[0];
+        double taps = (double)p->nc * (double)vol3(p->in_dims);
+        int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && taps >= POOL_THREAD_MIN_TAPS ? ctx->nthreads : 1;
+        M.ntasks = nt < p->nc ? nt : (p->nc > 0 ? p->nc : 1);
+        rk_pool_run(ctx ? ctx->pool : NULL, (int)M.ntasks, global_avg_task, &M);
+        return RLX_OK;
+    }
     if (p->op == 0 && p->dtype == RLX_F32 && !p->has_indices && p->in_dims[0] == 1 && p->out_dims[0] == 1 &&
         p->k[0] == 1 && p->d[1] == 1 && p->d[2] == 1 && p->nc >= 0 && p->s[1] > 0 && p->s[2] > 0 &&
         p->pb[0] == 0 && p->pb[1] >= 0 && p->pb[2] >= 0 &&
