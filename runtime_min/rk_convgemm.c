@@ -812,3 +812,117 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
     }
     return RLX_OK;
 }
+
+/* ---- conv_pwdw_f32: a 1x1 expansion and the depthwise 3x3 after it ----
+ * MobileNetV2's blocks widen the channels 6x with a 1x1 convolution and
+ * then run a depthwise 3x3 over the wide tensor (96 x 112 x 112: 4.8 MB,
+ * written once and read once, from L3 or DRAM). Here the output is made
+ * in bands of `rows` output rows: the 1x1 rows a band reads (its input rows
+ * of the depthwise) are computed by the GEMM into scratch, with their
+ * epilogue, then the depthwise runs over that band as over a small image
+ * whose top pad is what is left of pt. The rows two bands share (1 for
+ * stride 2, 2 for stride 1) move up in scratch instead of being computed
+ * again. Every element is computed as by the two separate kernels (the
+ * GEMM's sums depend on K only, the depthwise's on the taps inside the
+ * image), so the bits are theirs; each thread takes a contiguous run of
+ * bands. */
+
+/* Rows of the 1x1 output one band may need. */
+static int64_t pwdw_erows(int64_t sh, int64_t rows) { return (rows - 1) * sh + 3; }
+
+size_t rk_conv_pwdw_scratch(int64_t c, int64_t e, int64_t w, int64_t sh, int64_t rows) {
+    int64_t n = pwdw_erows(sh, rows) * w;
+    return (size_t)(align16f(e * n) * (int64_t)sizeof(float)) + rk_sgemm_scratch_size(e, n, c) + 2 * 64;
+}
+
+typedef struct {
+    const rk_conv_pwdw_f32_params *p;
+    const float *x, *w1, *b1, *w2, *b2;
+    float *y;
+    rk_ctx *ctx;
+    int64_t nbands, ntasks;
+} PwDw;
+
+static void pwdw_task(void *arg, int tid) {
+    const PwDw *D = arg;
+    const rk_conv_pwdw_f32_params *p = D->p;
+    uint8_t *scratch = D->ctx->scratch + (size_t)tid * D->ctx->scratch_per_thread;
+    int64_t stride = pwdw_erows(p->sh, p->rows) * p->w;   /* one channel's rows in scratch */
+    float *e = rk_align64f(scratch);
+    void *gscratch = e + align16f(p->e * stride);
+    int64_t total = p->n * D->nbands, t0 = total * tid / D->ntasks, t1 = total * (tid + 1) / D->ntasks;
+    int64_t have_img = -1, have0 = 0, have1 = 0;   /* 1x1 rows [have0, have1) of image have_img in scratch */
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t img = t / D->nbands, oy0 = t % D->nbands * p->rows;
+        int64_t oy1 = oy0 + p->rows < p->oh ? oy0 + p->rows : p->oh;
+        int64_t r0 = oy0 * p->sh - p->pt, r1 = (oy1 - 1) * p->sh - p->pt + 3;
+        if (r0 < 0) r0 = 0;
+        if (r1 > p->h) r1 = p->h;
+        if (r1 < r0) r1 = r0;
+        /* rows already there move up; the rest are computed */
+        int64_t from = r0;
+        if (img == have_img && r0 >= have0 && r0 < have1) {
+            int64_t keep = (have1 < r1 ? have1 : r1) - r0;
+            if (r0 > have0)
+                for (int64_t ch = 0; ch < p->e; ch++)
+                    memmove(e + ch * stride, e + ch * stride + (r0 - have0) * p->w,
+                            (size_t)(keep * p->w) * sizeof(float));
+            from = r0 + keep;
+        }
+        if (r1 > from) {
+            rk_sgemm_args g;
+            memset(&g, 0, sizeof g);
+            g.m = p->e;
+            g.n = (r1 - from) * p->w;
+            g.k = p->c;
+            g.alpha = 1.0f;
+            g.packed_a = D->w1;
+            g.b = D->x + img * p->c * p->h * p->w + from * p->w;
+            g.ldb = p->h * p->w;
+            g.c = e + (from - r0) * p->w;
+            g.ldc = stride;
+            g.bias = D->b1;
+            g.act = (int)p->act1;
+            g.act_a = (float)p->act1_a;
+            g.act_b = (float)p->act1_b;
+            rk_sgemm_ex(&g, gscratch, 1, NULL, NULL);
+        }
+        have_img = img, have0 = r0, have1 = r1;
+        /* the band's depthwise, as conv2d_f32's over a band-high image */
+        rk_conv2d_f32_params q;
+        memset(&q, 0, sizeof q);
+        q.n = 1, q.c = 1, q.h = r1 - r0, q.w = p->w, q.oc = 1, q.oh = oy1 - oy0, q.ow = p->ow;
+        q.kh = 3, q.kw = 3, q.sh = p->sh, q.sw = p->sw, q.pt = p->pt - oy0 * p->sh + r0, q.pl = p->pl;
+        q.dh = 1, q.dw = 1, q.group = 1, q.has_bias = p->has_b2, q.act = p->act2, q.act_a = p->act2_a;
+        q.act_b = p->act2_b;
+        int epilogue = p->has_b2 || p->act2 != RS_ACT_NONE;
+        for (int64_t ch = 0; ch < p->e; ch++)
+            depthwise3x3(&q, e + ch * stride, D->w2 + ch * 9, D->y + ((img * p->e + ch) * p->oh + oy0) * p->ow,
+                         D->b2 ? D->b2[ch] : 0.0f, NULL, epilogue, NULL);
+    }
+}
+
+int rk_conv_pwdw_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_conv_pwdw_f32_params *p = params;
+    if (p->n < 0 || p->c <= 0 || p->h <= 0 || p->w <= 0 || p->e <= 0 || p->oh < 0 || p->ow < 0 || p->sh <= 0 ||
+        p->sw <= 0 || p->pt < 0 || p->pl < 0 || p->rows <= 0 ||
+        !ctx || !ctx->scratch || ctx->scratch_per_thread < rk_conv_pwdw_scratch(p->c, p->e, p->w, p->sh, p->rows))
+        return RLX_E_ARG;
+    PwDw D;
+    D.p = p;
+    D.ctx = ctx;
+    D.x = in[0];
+    D.w1 = in[1];
+    int next = 2;
+    D.b1 = p->has_b1 ? in[next++] : NULL;
+    D.w2 = in[next++];
+    D.b2 = p->has_b2 ? in[next++] : NULL;
+    D.y = out[0];
+    D.nbands = (p->oh + p->rows - 1) / p->rows;
+    int64_t total = p->n * D.nbands;
+    double macs = (double)p->n * (double)p->e * (double)p->h * (double)p->w * (double)p->c;
+    int64_t nt = ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
+    D.ntasks = nt < total ? nt : (total > 0 ? total : 1);
+    rk_pool_run(ctx->pool, (int)D.ntasks, pwdw_task, &D);
+    return RLX_OK;
+}

@@ -162,6 +162,8 @@ int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run);
 
 /* Scratch bytes per thread of conv2d_f32's GEMM method (rk_convgemm.c). */
 size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk, int transposed);
+/* conv_pwdw_f32: the expanded rows of one band (e channels) and the GEMM's packing. */
+size_t rk_conv_pwdw_scratch(int64_t c, int64_t e, int64_t w, int64_t sh, int64_t rows);
 
 /* Winograd 3x3 convolution (rk_wino.c): scratch bytes per thread, and the
  * compile-time weight transform (w: oc x c x 3 x 3 -> u, rk_wino_weights_size

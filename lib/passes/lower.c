@@ -321,6 +321,43 @@ static void lower_conv_wino(RlxLower *L, int node, const RlxWindow *w) {
     t->scratch = (int64_t)rk_wino_scratch(m, x->dims[1], ocb, tb);
 }
 
+/* A depthwise 3x3 that took over the 1x1 before it (prepack.c): inputs
+ * x, w2, b2, -, w1 (packed), b1. */
+static void lower_conv_pwdw(RlxLower *L, int node, const RlxWindow *w) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_conv_pwdw_f32, node);
+    int has_b1 = n->in[5] >= 0, has_b2 = n->in[2] >= 0;
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_in(L, t, n->in[4]);
+    if (has_b1) rlx_tk_in(L, t, n->in[5]);
+    rlx_tk_in(L, t, n->in[1]);
+    if (has_b2) rlx_tk_in(L, t, n->in[2]);
+    rlx_tk_out(L, t, n->out[0]);
+    int64_t rows = rlx_attr_i(n, "rlx_pw_rows", 1);
+    rlx_tk_i(t, "n", x->dims[0]);
+    rlx_tk_i(t, "c", x->dims[1]);
+    rlx_tk_i(t, "h", x->dims[2]);
+    rlx_tk_i(t, "w", x->dims[3]);
+    rlx_tk_i(t, "e", y->dims[1]);
+    rlx_tk_i(t, "has_b1", has_b1);
+    rlx_tk_i(t, "act1", rlx_attr_i(n, "rlx_pw_act", 0));
+    rlx_tk_f(t, "act1_a", rlx_attr_f(n, "rlx_pw_act_a", 0));
+    rlx_tk_f(t, "act1_b", rlx_attr_f(n, "rlx_pw_act_b", 0));
+    rlx_tk_i(t, "oh", y->dims[2]);
+    rlx_tk_i(t, "ow", y->dims[3]);
+    rlx_tk_i(t, "sh", w->s[0]);
+    rlx_tk_i(t, "sw", w->s[1]);
+    rlx_tk_i(t, "pt", w->pad_begin[0]);
+    rlx_tk_i(t, "pl", w->pad_begin[1]);
+    rlx_tk_i(t, "has_b2", has_b2);
+    rlx_tk_i(t, "act2", rlx_attr_i(n, "rlx_act", 0));
+    rlx_tk_f(t, "act2_a", rlx_attr_f(n, "rlx_act_a", 0));
+    rlx_tk_f(t, "act2_b", rlx_attr_f(n, "rlx_act_b", 0));
+    rlx_tk_i(t, "rows", rows);
+    t->scratch = (int64_t)rk_conv_pwdw_scratch(x->dims[1], y->dims[1], x->dims[3], w->s[0], rows);
+}
+
 static void lower_conv(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
@@ -330,6 +367,10 @@ static void lower_conv(RlxLower *L, int node) {
     if (!rlx_value_numel(y)) return;
     if (rlx_attr_i(n, "rlx_wino", 0)) {
         lower_conv_wino(L, node, &w);
+        return;
+    }
+    if (rlx_attr_i(n, "rlx_pw", 0)) {
+        lower_conv_pwdw(L, node, &w);
         return;
     }
     RlxThunk *t = rlx_thunk_new(L->tl, w.nsp <= 2 ? RLX_K_conv2d_f32 : RLX_K_conv_nd_f32, node);

@@ -189,6 +189,81 @@ static int prepack_wino(RlxGraph *g, int node) {
     return 1;
 }
 
+/* ---- a 1x1 expansion and the depthwise 3x3 that reads it (rk_convgemm.c
+ * conv_pwdw_f32) ----
+ * Where the expanded tensor is over the L2 of a core (MobileNetV2's first
+ * blocks: 96 x 112 x 112 floats, 4.8 MB), the pair runs in bands and that
+ * tensor is never written whole. The depthwise node takes over: its input
+ * 0 becomes the 1x1's input, inputs 4 and 5 the packed 1x1 weights and
+ * bias, attributes rlx_pw* the 1x1's activation; the 1x1 node dies and the
+ * expanded value, with no producer or reader left, is not planned
+ * (MobileNetV2's arena 6.0 -> 3.2 MB). Bands of 1 MB of expanded rows:
+ * per layer at one thread, 256 KB, 512 KB, 1 MB, 2 MB bands gave 482, 434,
+ * 428, 462 us for 16 -> 96 at 112x112 (the two kernels apart: 449). */
+enum { PWDW_MIN_BYTES = 1 << 20, PWDW_BAND_BYTES = 1024 * 1024 };
+
+static int pwdw_try(RlxGraph *g, int node, const int *nuse) {
+    RlxNode *b = &g->n[node];
+    if (b->op != RLX_OP_CONV || b->nin < 2 || (b->nin > 3 && b->in[3] >= 0) || rlx_attr_get(b, "rlx_a_packed") ||
+        rlx_attr_get(b, "rlx_wino"))
+        return 0;
+    int ev = b->in[0];
+    const RlxValue *e = &g->v[ev], *y = &g->v[b->out[0]], *w2 = &g->v[b->in[1]];
+    if (e->rank != 4 || e->dtype != RLX_F32 || y->dtype != RLX_F32 || !rlx_is_const(g, b->in[1]) || w2->rank != 4 ||
+        w2->dtype != RLX_F32 || rlx_attr_i(b, "group", 1) != e->dims[1] || y->dims[1] != e->dims[1] ||
+        w2->dims[0] != e->dims[1] || w2->dims[1] != 1 || nuse[ev] != 1 || (e->flags & RLX_V_OUTPUT) ||
+        (int64_t)rlx_value_bytes(e) / (e->dims[0] ? e->dims[0] : 1) < PWDW_MIN_BYTES)
+        return 0;
+    RlxWindow win;
+    rlx_conv_geometry(g, node, &win);
+    if (win.nsp != 2 || win.k[0] != 3 || win.k[1] != 3 || win.d[0] != 1 || win.d[1] != 1 || win.s[0] < 1 ||
+        win.s[0] > 2 || win.s[1] < 1 || win.s[1] > 2 || win.pad_begin[0] < 0 || win.pad_begin[1] < 0)
+        return 0;
+    int an = e->producer;
+    if (an < 0) return 0;
+    RlxNode *a = &g->n[an];
+    if (a->dead || a->op != RLX_OP_CONV || rlx_attr_i(a, "rlx_a_packed", 0) != 1 || (a->nin > 3 && a->in[3] >= 0) ||
+        rlx_attr_i(a, "group", 1) != 1)
+        return 0;
+    const RlxValue *x = &g->v[a->in[0]];
+    RlxWindow aw;
+    rlx_conv_geometry(g, an, &aw);
+    if (x->rank != 4 || x->dtype != RLX_F32 || aw.nsp != 2 || aw.k[0] != 1 || aw.k[1] != 1 || aw.s[0] != 1 ||
+        aw.s[1] != 1 || aw.pad_begin[0] || aw.pad_begin[1] || x->dims[2] != e->dims[2] || x->dims[3] != e->dims[3])
+        return 0;
+    int *in = rlx_alloc(sizeof(int) * 7);
+    in[0] = a->in[0];
+    in[1] = b->in[1];
+    in[2] = b->nin > 2 ? b->in[2] : -1;
+    in[3] = -1;
+    in[4] = a->in[1];
+    in[5] = a->nin > 2 ? a->in[2] : -1;
+    b->in = in;
+    b->nin = 6;
+    int64_t ch = e->dims[1], wd = e->dims[3], sh = win.s[0];
+    int64_t erows = PWDW_BAND_BYTES / 4 / (ch * wd);
+    if (erows < 3) erows = 3;
+    rlx_attr_add(g, node, "rlx_pw", RLX_A_INT)->i = 1;
+    rlx_attr_add(g, node, "rlx_pw_rows", RLX_A_INT)->i = (erows - 3) / sh + 1;
+    rlx_attr_add(g, node, "rlx_pw_act", RLX_A_INT)->i = rlx_attr_i(a, "rlx_act", 0);
+    rlx_attr_add(g, node, "rlx_pw_act_a", RLX_A_FLOAT)->f = rlx_attr_f(a, "rlx_act_a", 0);
+    rlx_attr_add(g, node, "rlx_pw_act_b", RLX_A_FLOAT)->f = rlx_attr_f(a, "rlx_act_b", 0);
+    a->dead = 1;
+    return 1;
+}
+
+static void fuse_pw_dw(RlxGraph *g) {
+    int *nuse = rlx_alloc(sizeof(int) * (size_t)(g->nv + 1));
+    for (int i = 0; i < g->nn; i++) {
+        if (g->n[i].dead) continue;
+        for (int j = 0; j < g->n[i].nin; j++)
+            if (g->n[i].in[j] >= 0) nuse[g->n[i].in[j]]++;
+    }
+    int fused = 0;
+    for (int s = 0; s < g->norder; s++) fused += pwdw_try(g, g->order[s], nuse);
+    if (fused) rlx_schedule(g);
+}
+
 void rlx_prepack(RlxGraph *g, int winograd) {
     for (int s = 0; s < g->norder; s++) {
         int node = g->order[s];
@@ -212,4 +287,5 @@ void rlx_prepack(RlxGraph *g, int winograd) {
         replace_weight(g, node, "packed", packed, bytes);
         rlx_attr_add(g, node, "rlx_b_packed", RLX_A_INT)->i = 1;
     }
+    fuse_pw_dw(g);
 }

@@ -1884,6 +1884,54 @@ def depthwise_small_planes(m, rng):
     m.tol = {"rtol": 1e-5, "atol": 1e-5}
 
 
+def dw3x3_ref(x, w, b, stride, pad):
+    """Depthwise 3x3 (one channel per group) in numpy: a sum of shifted slices."""
+    x = np.pad(f64(x), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    n_, c_, h, wd = x.shape
+    oh, ow = (h - 3) // stride + 1, (wd - 3) // stride + 1
+    y = np.zeros((n_, c_, oh, ow))
+    for p in range(3):
+        for q in range(3):
+            y += x[:, :, p:p + stride * (oh - 1) + 1:stride, q:q + stride * (ow - 1) + 1:stride] * \
+                f64(w[:, 0, p, q])[None, :, None, None]
+    return y + f64(b)[None, :, None, None]
+
+
+@case
+def inverted_residual_fused(m, rng):
+    """MobileNetV2's block front: a 1x1 expansion (+ bias, Clip 0..6) whose
+    output (over 1 MB) only a depthwise 3x3 reads; rlxc runs the pair in bands
+    (rk_convgemm.c conv_pwdw_f32). Stride 2 with a batch, and stride 1 with
+    the projection and residual after it."""
+    x = m.inp("x", randn(rng, 2, 16, 64, 64))
+    w1 = m.weight("w1", randn(rng, 96, 16, 1, 1) * 0.3)
+    b1 = m.weight("b1", randn(rng, 96))
+    w2 = m.weight("w2", randn(rng, 96, 1, 3, 3))
+    b2 = m.weight("b2", randn(rng, 96))
+    m.weight("lo", F32(0.0))
+    m.weight("hi", F32(6.0))
+    m.node("Conv", ["x", "w1", "b1"], "e1")
+    m.node("Clip", ["e1", "lo", "hi"], "r1")
+    m.node("Conv", ["r1", "w2", "b2"], "d1", group=96, strides=[2, 2], pads=[1, 1, 1, 1])
+    m.node("Clip", ["d1", "lo", "hi"], "y1")
+    x2 = m.inp("x2", randn(rng, 1, 24, 48, 48))
+    w3 = m.weight("w3", randn(rng, 144, 24, 1, 1) * 0.3)
+    w4 = m.weight("w4", randn(rng, 144, 1, 3, 3))
+    b4 = m.weight("b4", randn(rng, 144))
+    w5 = m.weight("w5", randn(rng, 24, 144, 1, 1) * 0.1)
+    m.node("Conv", ["x2", "w3"], "e2")
+    m.node("Relu", ["e2"], "r2")
+    m.node("Conv", ["r2", "w4", "b4"], "d2", group=144, pads=[1, 1, 1, 1])
+    m.node("Conv", ["d2", "w5"], "p2")
+    m.node("Add", ["p2", "x2"], "y2")
+    e1 = np.clip(np.einsum("oc,nchw->nohw", f64(w1[:, :, 0, 0]), f64(x)) + f64(b1)[None, :, None, None], 0, 6)
+    m.out("y1", np.clip(dw3x3_ref(e1, w2, b2, 2, 1), 0, 6).astype(F32))
+    e2 = np.maximum(np.einsum("oc,nchw->nohw", f64(w3[:, :, 0, 0]), f64(x2)), 0)
+    d2 = dw3x3_ref(e2, w4, b4, 1, 1)
+    m.out("y2", (np.einsum("oc,nchw->nohw", f64(w5[:, :, 0, 0]), d2) + f64(x2)).astype(F32))
+    m.tol = {"rtol": 1e-4, "atol": 1e-4}
+
+
 @case
 def depthwise_pool_nan(m, rng):
     """Depthwise 3x3 with pads 1, strides 1 and 2, fused bias + Clip / Relu,
