@@ -1013,46 +1013,36 @@ void rk_sgemm_ex(const rk_sgemm_args *g, void *scratch, int nthreads, rk_paralle
     parallel(parallel_ctx, (int)team.nthreads, gemm_task, &team);
 }
 
-void rk_sgemm_rows(const rk_sgemm_args *g, int64_t m0, int64_t m1, void *scratch) {
+/* C[m0..m1, n0..n1) on the calling thread: m0 a multiple of MR, n0 of NR. */
+static void sgemm_part(const rk_sgemm_args *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1, void *scratch) {
     if (m1 > g->m) m1 = g->m;
-    if (m0 < 0 || m0 % MR || m0 >= m1 || g->n <= 0) return;
+    if (n1 > g->n) n1 = g->n;
+    if (m0 < 0 || n0 < 0 || m0 % MR || n0 % NR || m0 >= m1 || n0 >= n1) return;
     if (g->k <= 0) {
-        rk_sgemm_args rows = *g;
-        rows.m = m1 - m0;
-        rows.c = g->c + m0 * g->ldc;
-        rows.bias = g->bias && !g->bias_per_col ? g->bias + m0 : g->bias;
-        rows.res = g->res ? g->res + m0 * g->ldres : NULL;
-        scale_c(&rows);
+        rk_sgemm_args sub = *g;
+        sub.m = m1 - m0;
+        sub.n = n1 - n0;
+        sub.c = g->c + m0 * g->ldc + n0;
+        sub.bias = !g->bias ? NULL : g->bias_per_col ? g->bias + n0 : g->bias + m0;
+        sub.res = g->res ? g->res + m0 * g->ldres + n0 : NULL;
+        scale_c(&sub);
         return;
     }
     gemm_part part;
     part_init(&part, g, scratch);
     part.m0 = m0;
     part.m1 = m1;
-    part.n0 = 0;
-    part.n1 = g->n;
-    gemm_part_run(&part);
-}
-
-void rk_sgemm_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1, void *scratch) {
-    if (n1 > g->n) n1 = g->n;
-    if (n0 < 0 || n0 % NR || n0 >= n1 || g->m <= 0) return;
-    if (g->k <= 0) {
-        rk_sgemm_args cols = *g;
-        cols.n = n1 - n0;
-        cols.c = g->c + n0;
-        cols.bias = g->bias && g->bias_per_col ? g->bias + n0 : g->bias;
-        cols.res = g->res ? g->res + n0 : NULL;
-        scale_c(&cols);
-        return;
-    }
-    gemm_part part;
-    part_init(&part, g, scratch);
-    part.m0 = 0;
-    part.m1 = g->m;
     part.n0 = n0;
     part.n1 = n1;
     gemm_part_run(&part);
+}
+
+void rk_sgemm_rows(const rk_sgemm_args *g, int64_t m0, int64_t m1, void *scratch) {
+    sgemm_part(g, m0, m1, 0, g->n, scratch);
+}
+
+void rk_sgemm_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1, void *scratch) {
+    sgemm_part(g, 0, g->m, n0, n1, scratch);
 }
 
 void rk_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,
