@@ -288,7 +288,8 @@ int rk_pool_nd(rk_ctx *ctx, const void *params, const void *const *in, void *con
         M.x = in[0];
         M.y = out[0];
         double taps = (double)p->nc * (double)vol3(p->in_dims);
-        int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && taps >= POOL_THREAD_MIN_TAPS ? ctx->nthreads : 1;
+        /* one add per tap: worth a second thread from 16 K taps on */
+        int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && taps >= POOL_THREAD_MIN_TAPS / 4 ? ctx->nthreads : 1;
         M.ntasks = nt < p->nc ? nt : (p->nc > 0 ? p->nc : 1);
         rk_pool_run(ctx ? ctx->pool : NULL, (int)M.ntasks, global_avg_task, &M);
         return RLX_OK;

@@ -798,6 +798,10 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
     C.kdim = C.cg * p->kh * p->kw;
     C.ncols = p->oh * p->ow;
     double macs = (double)p->n * (double)p->oc * (double)C.ncols * (double)C.kdim;
+    /* the direct kernels (depthwise) do few multiply-adds per byte: their
+     * inputs and outputs count as work too (a 14x14 -> 7x7 depthwise of 576
+     * channels, 254 K multiply-adds, ran on one thread) */
+    if (p->method != 1) macs += (double)p->n * (double)(p->c * p->h * p->w + p->oc * C.ncols);
     int nt = ctx && ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
     if (p->method == 1) {
         if (!ctx || !ctx->scratch ||

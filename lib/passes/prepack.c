@@ -197,10 +197,11 @@ static int prepack_wino(RlxGraph *g, int node) {
  * 0 becomes the 1x1's input, inputs 4 and 5 the packed 1x1 weights and
  * bias, attributes rlx_pw* the 1x1's activation; the 1x1 node dies and the
  * expanded value, with no producer or reader left, is not planned
- * (MobileNetV2's arena 6.0 -> 3.2 MB). Bands of 1 MB of expanded rows:
- * per layer at one thread, 256 KB, 512 KB, 1 MB, 2 MB bands gave 482, 434,
- * 428, 462 us for 16 -> 96 at 112x112 (the two kernels apart: 449). */
-enum { PWDW_MIN_BYTES = 1 << 20, PWDW_BAND_BYTES = 1024 * 1024 };
+ * (MobileNetV2's arena 6.0 -> 3.2 MB). Bands of 512 KB of expanded rows:
+ * for 16 -> 96 at 112x112 (the two kernels apart: 449 us at one thread),
+ * 256 KB, 512 KB, 1 MB, 2 MB bands gave 482, 434, 428, 462 us at one
+ * thread, and 512 KB 239 us against 1 MB's 275 at two. */
+enum { PWDW_MIN_BYTES = 1 << 20, PWDW_BAND_BYTES = 512 * 1024 };
 
 static int pwdw_try(RlxGraph *g, int node, const int *nuse) {
     RlxNode *b = &g->n[node];
