@@ -777,11 +777,104 @@ static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, v
     }
 }
 
+
+/* ---- method 2: convolutions over a few input channels (stems) ----
+ * A 3-channel image's first layer (3x3 or 7x7, stride 2) as im2col + GEMM
+ * copies K = 27 or 147 rows of the whole output plane for a GEMM whose K
+ * is short. With AVX-512 it runs direct instead: for a strip of 16 output
+ * columns and 16 output channels, 16 sums in registers, each tap's 16
+ * inputs gathered once (two loads and an even-lane permute at stride 2)
+ * and multiplied into all 16 channels. The taps go in the GEMM's k order
+ * (input channel, kernel row, kernel column) with one fma each, padding
+ * included as 0 (as im2col writes it), and the epilogue is the GEMM's: the
+ * bits are those of method 1 with unpacked weights, which is what other
+ * builds run (rlxc leaves these weights unpacked). Needs output channels a
+ * multiple of 16, stride 1 or 2 along rows, no dilation, no groups, at most
+ * 4 input channels and 7x7 taps. */
+#if defined(__AVX512F__)
+static int stem_ok(const rk_conv2d_f32_params *p) {
+    return p->group == 1 && p->oc % 16 == 0 && p->dh == 1 && p->dw == 1 && p->sw >= 1 && p->sw <= 2 &&
+           p->kh <= 7 && p->kw <= 7 && p->c <= 4 && p->pt >= 0 && p->pl >= 0;
+}
+
+static void stem_task(void *arg, int tid) {
+    const Conv *C = arg;
+    const rk_conv2d_f32_params *p = C->p;
+    /* the geometry in locals: the stores through y could alias *p */
+    const int64_t c = p->c, h = p->h, w = p->w, oc = p->oc, oh = p->oh, ow = p->ow, kh = p->kh, kw = p->kw;
+    const int64_t sh = p->sh, sw = p->sw, pt = p->pt, pl = p->pl, act = p->act, kdim = C->kdim;
+    const float lo = (float)p->act_a, hi = (float)p->act_b;
+    const float *x = C->x, *bias = C->bias, *res = C->res;
+    float *y = C->y;
+    int vec_act = act == RS_ACT_NONE || act == RS_ACT_RELU || act == RS_ACT_CLIP;
+    int64_t ob = oc / 16, total = p->n * ob * oh;   /* tasks: (image, 16 channels, output row) */
+    int64_t t0 = total * tid / C->ntasks, t1 = total * (tid + 1) / C->ntasks;
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    float wt[4 * 7 * 7 * 16];   /* the block's weights, [tap][16 channels] */
+    int64_t have = -1;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t oy = t % oh, o0 = t / oh % ob * 16, b = t / oh / ob;
+        const float *xb = x + b * c * h * w;
+        if (o0 != have) {
+            for (int64_t k = 0; k < kdim; k++)
+                for (int o = 0; o < 16; o++) wt[k * 16 + o] = C->w[(o0 + o) * kdim + k];
+            have = o0;
+        }
+        for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
+            __m512 acc[16];
+            for (int o = 0; o < 16; o++) acc[o] = _mm512_setzero_ps();
+            const float *wk = wt;
+            for (int64_t ic = 0; ic < c; ic++)
+                for (int64_t ky = 0; ky < kh; ky++) {
+                    int64_t iy = oy * sh - pt + ky;
+                    int inside = iy >= 0 && iy < h;
+                    const float *row = xb + (ic * h + (inside ? iy : 0)) * w;
+                    for (int64_t kx = 0; kx < kw; kx++, wk += 16) {
+                        int64_t base = ox0 * sw - pl + kx;   /* input column of lane 0 */
+                        __m512 tap = _mm512_setzero_ps();
+                        if (inside && sw == 1) {
+                            tap = base >= 0 && base + 16 <= w ? _mm512_loadu_ps(row + base)
+                                                              : _mm512_maskz_loadu_ps(dw_lanes(-base, w - base), row + base);
+                        } else if (inside) {
+                            __m512 a, d;
+                            if (base >= 0 && base + 32 <= w) {
+                                a = _mm512_loadu_ps(row + base);
+                                d = _mm512_loadu_ps(row + base + 16);
+                            } else {
+                                a = _mm512_maskz_loadu_ps(dw_lanes(-base, w - base), row + base);
+                                d = _mm512_maskz_loadu_ps(dw_lanes(-base - 16, w - base - 16), row + base + 16);
+                            }
+                            tap = _mm512_permutex2var_ps(a, even, d);
+                        }
+                        for (int o = 0; o < 16; o++) acc[o] = _mm512_fmadd_ps(_mm512_set1_ps(wk[o]), tap, acc[o]);
+                    }
+                }
+            /* out of registers in one simple loop, so that the sums stay in
+             * registers above (an epilogue loop indexing acc kept them on
+             * the stack: 2x slower) */
+            float sums[16 * 16];
+            for (int o = 0; o < 16; o++) _mm512_storeu_ps(sums + 16 * o, acc[o]);
+            int64_t n = ow - ox0 < 16 ? ow - ox0 : 16;
+            __mmask16 out = dw_lanes(0, n);
+            for (int o = 0; o < 16; o++) {
+                int64_t at = ((b * oc + o0 + o) * oh + oy) * ow + ox0;
+                float bo = bias ? bias[o0 + o] : 0.0f;
+                __m512 v = _mm512_loadu_ps(sums + 16 * o);
+                if (vec_act) v = dw_finish(v, bo, res ? res + at : NULL, out, act, lo, hi);
+                _mm512_mask_storeu_ps(y + at, out, v);
+                if (!vec_act) epilogue_run(y + at, n, bo, res ? res + at : NULL, act, lo, hi);
+            }
+        }
+    }
+}
+#endif
+
 int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_conv2d_f32_params *p = params;
     if (p->n < 0 || p->c < 0 || p->h < 0 || p->w < 0 || p->oc < 0 || p->oh < 0 || p->ow < 0 || p->kh < 0 ||
         p->kw < 0 || p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->group <= 0 ||
-        p->c % p->group || p->oc % p->group || (p->method == 1 && p->nblk <= 0))
+        p->c % p->group || p->oc % p->group || (p->method >= 1 && p->nblk <= 0) || p->method < 0 ||
+        p->method > 2 || (p->method == 2 && p->a_packed))
         return RLX_E_ARG;
     Conv C;
     memset(&C, 0, sizeof C);
@@ -801,9 +894,17 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
     /* the direct kernels (depthwise) do few multiply-adds per byte: their
      * inputs and outputs count as work too (a 14x14 -> 7x7 depthwise of 576
      * channels, 254 K multiply-adds, ran on one thread) */
-    if (p->method != 1) macs += (double)p->n * (double)(p->c * p->h * p->w + p->oc * C.ncols);
+    if (p->method == 0) macs += (double)p->n * (double)(p->c * p->h * p->w + p->oc * C.ncols);
     int nt = ctx && ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
-    if (p->method == 1) {
+#if defined(__AVX512F__)
+    if (p->method == 2 && stem_ok(p)) {
+        int64_t total = p->n * (p->oc / 16) * p->oh;
+        C.ntasks = nt < total ? nt : (total > 0 ? total : 1);
+        rk_pool_run(ctx ? ctx->pool : NULL, (int)C.ntasks, stem_task, &C);
+        return RLX_OK;
+    }
+#endif
+    if (p->method >= 1) {
         if (!ctx || !ctx->scratch ||
             ctx->scratch_per_thread < rk_conv2d_scratch(C.ocg, C.kdim, p->nblk, p->a_packed == 2))
             return RLX_E_ARG;   /* the plan reserves this; a mismatch is a bug, not a crash */

@@ -418,7 +418,7 @@ static void lower_conv(RlxLower *L, int node) {
         int64_t group = rlx_attr_i(n, "group", 1);
         int64_t ocg = y->dims[1] / group, kdim = x->dims[1] / group * (r ? 1 : w.k[0]) * w.k[w.nsp - 1];
         int64_t ncols = (r ? 1 : y->dims[2]) * y->dims[y->rank - 1], nblk = conv_block(ocg, kdim, ncols);
-        rlx_tk_i(t, "method", 1);
+        rlx_tk_i(t, "method", rlx_attr_i(n, "rlx_stem", 0) ? 2 : 1);
         rlx_tk_i(t, "nblk", nblk);
         rlx_tk_i(t, "a_packed", rlx_attr_i(n, "rlx_a_packed", 0));
         t->scratch = (int64_t)rk_conv2d_scratch(ocg, kdim, nblk, rlx_attr_i(n, "rlx_a_packed", 0) == 2);

@@ -76,10 +76,29 @@ static int conv_transposed(int64_t ocg, int64_t kdim, int64_t ncols) {
 /* Conv weights (O, I/group, kh, kw) are the GEMM's A, one block per group
  * (rlx_a_packed = 1), or, transposed, its B (rlx_a_packed = 2); the kernel
  * shape moves to the attribute, as the packed weight is 1-D. */
+/* A first layer over a few input channels (rk_convgemm.c method 2: direct
+ * with AVX-512, else the GEMM on these weights unpacked): its weights stay
+ * as they are. MobileNetV2's stem (3x3 s2, 3 -> 32) and ResNet-18's (7x7
+ * s2, 3 -> 64). */
+static int conv_stem(const RlxGraph *g, int node) {
+    const RlxNode *n = &g->n[node];
+    const RlxValue *x = &g->v[n->in[0]], *y = &g->v[n->out[0]];
+    if (x->rank != 4 || x->dims[1] > 4 || rlx_attr_i(n, "group", 1) != 1 || y->dims[1] % 16 || y->dims[3] < 16)
+        return 0;
+    RlxWindow w;
+    rlx_conv_geometry(g, node, &w);
+    return w.nsp == 2 && w.k[0] <= 7 && w.k[1] <= 7 && w.d[0] == 1 && w.d[1] == 1 && w.s[1] >= 1 && w.s[1] <= 2 &&
+           w.pad_begin[0] >= 0 && w.pad_begin[1] >= 0;
+}
+
 static void prepack_conv(RlxGraph *g, int node) {
     RlxNode *n = &g->n[node];
     int wv = n->in[1];
     if (!rlx_is_const(g, wv) || g->v[wv].dtype != RLX_F32 || !rlx_conv_uses_gemm(g, node)) return;
+    if (conv_stem(g, node)) {
+        rlx_attr_add(g, node, "rlx_stem", RLX_A_INT)->i = 1;
+        return;
+    }
     const RlxValue *w = &g->v[wv], *y = &g->v[n->out[0]];
     int64_t group = rlx_attr_i(n, "group", 1), oc = w->dims[0], ocg = oc / group, kdim = 1, ncols = 1;
     for (int i = 1; i < w->rank; i++) kdim *= w->dims[i];

@@ -1058,6 +1058,28 @@ def conv_winograd(m, rng):
 
 
 @case
+def conv_stem_few_channels(m, rng):
+    """First layers over 3 input channels, which run direct with AVX-512
+    (rk_convgemm.c method 2) and as a GEMM elsewhere: 7x7 stride 2 pads 3 with
+    bias + Relu, 3x3 stride 2 pads 1 with Clip, widths that leave a ragged
+    last strip, a batch of 2."""
+    x = m.inp("x", randn(rng, 2, 3, 30, 37))
+    w7 = m.weight("w7", randn(rng, 16, 3, 7, 7) * 0.1)
+    b7 = m.weight("b7", randn(rng, 16))
+    m.node("Conv", ["x", "w7", "b7"], "c7", strides=[2, 2], pads=[3, 3, 3, 3])
+    m.node("Relu", ["c7"], "y7")
+    w3 = m.weight("w3", randn(rng, 32, 3, 3, 3) * 0.3)
+    b3 = m.weight("b3", randn(rng, 32))
+    m.weight("lo", F32(0.0))
+    m.weight("hi", F32(6.0))
+    m.node("Conv", ["x", "w3", "b3"], "c3", strides=[2, 2], pads=[1, 1, 1, 1])
+    m.node("Clip", ["c3", "lo", "hi"], "y3")
+    m.out("y7", np.maximum(conv_ref(x, w7, b7, strides=(2, 2), pads=(3, 3, 3, 3)), 0).astype(F32))
+    m.out("y3", np.clip(conv_ref(x, w3, b3, strides=(2, 2), pads=(1, 1, 1, 1)), 0, 6).astype(F32))
+    m.tol = {"rtol": 1e-4, "atol": 1e-4}
+
+
+@case
 def conv_small_plane_transposed(m, rng):
     """Convolutions on 7x7 output planes with many channels, where rlxc runs
     the GEMM transposed (rk_convgemm.c, a_packed = 2): a 1x1 with bias,

@@ -8,7 +8,8 @@
  * Shapes cover 1x1 (x read in place) and 3x3 stride 2 (im2col), groups, a
  * batch, several column blocks, channel counts that are not multiples of 16
  * (a ragged tile), bias + residual + relu / clip / sigmoid, and NaN, inf and
- * -0 in the input. rk_sgemm_cols over a column split must match one call.
+ * -0 in the input. rk_sgemm_cols over a column split must match one call;
+ * method 2 (few-channel stems) must give method 1's bits.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -192,4 +193,66 @@ Test(conv_turned, sgemm_cols_equals_whole) {
     rk_sgemm_cols(&g, 5, 20, scratch);      /* not a tile start: nothing */
     cr_expect_eq(memcmp(c1, c2, (size_t)(m * n) * 4), 0);
     free(a), free(b), free(c1), free(c2), free(packed), free(scratch);
+}
+
+/* Method 2 (few input channels: direct with AVX-512, else the GEMM on
+ * unpacked weights) must give method 1's bits on the same unpacked weights:
+ * strides 1 and 2, 3x3 and 7x7, pads, a ragged last strip, bias + relu,
+ * residual + sigmoid, NaN and inf inputs; and be near the definition. */
+static void stem_case(int64_t c, int64_t h, int64_t w, int64_t oc, int64_t k, int64_t s, int64_t pad, int act,
+                      int with_res) {
+    int64_t oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
+    size_t nx = (size_t)(c * h * w), nw = (size_t)(oc * c * k * k), ny = (size_t)(oc * oh * ow);
+    float *x = malloc(nx * 4), *wt = malloc(nw * 4), *b = malloc((size_t)oc * 4), *res = malloc(ny * 4);
+    float *y1 = malloc(ny * 4), *y2 = malloc(ny * 4);
+    for (size_t i = 0; i < nx; i++) x[i] = frand();
+    for (size_t i = 0; i < nw; i++) wt[i] = frand() * 0.3f;
+    for (int64_t i = 0; i < oc; i++) b[i] = frand();
+    for (size_t i = 0; i < ny; i++) res[i] = frand();
+    x[nx / 2] = NAN;
+    x[nx / 3] = INFINITY;
+    rk_conv2d_f32_params p = {.n = 1, .c = c, .h = h, .w = w, .oc = oc, .oh = oh, .ow = ow, .kh = k, .kw = k,
+                              .sh = s, .sw = s, .pt = pad, .pl = pad, .dh = 1, .dw = 1, .group = 1, .has_bias = 1,
+                              .has_res = with_res, .act = act, .method = 1, .nblk = oh * ow};
+    size_t per = rk_conv2d_scratch(oc, c * k * k, p.nblk, 0);
+    uint8_t *scratch = malloc(per * 2);
+    rk_pool *pool = NULL;
+    cr_assert_eq(rk_pool_new(2, &pool), 0);
+    const void *ins[4] = {x, wt, b, res};
+    rk_ctx one = {1, NULL, scratch, per}, two = {2, pool, scratch, per};
+    cr_assert_eq(rk_conv2d_f32(&one, &p, ins, OUT(y1)), 0);
+    p.method = 2;
+    for (int nt = 1; nt <= 2; nt++) {
+        for (size_t i = 0; i < ny; i++) y2[i] = 5.0f;
+        cr_assert_eq(rk_conv2d_f32(nt == 1 ? &one : &two, &p, ins, OUT(y2)), 0);
+        size_t bad = ny;
+        for (size_t i = 0; i < ny && bad == ny; i++)
+            if (memcmp(&y1[i], &y2[i], 4)) bad = i;
+        cr_expect_eq(bad, ny, "k=%lld s=%lld threads=%d: element %zu is %.9g, method 1 %.9g", (long long)k,
+                     (long long)s, nt, bad, bad < ny ? (double)y2[bad] : 0.0, bad < ny ? (double)y1[bad] : 0.0);
+    }
+    /* a spot check of the definition at an output away from the NaN/inf */
+    int64_t o = oc - 1, oy = oh - 1, ox = 0;
+    double sum = b[o];
+    for (int64_t ic = 0; ic < c; ic++)
+        for (int64_t ky = 0; ky < k; ky++)
+            for (int64_t kx = 0; kx < k; kx++) {
+                int64_t iy = oy * s - pad + ky, ix = ox * s - pad + kx;
+                if (iy >= 0 && iy < h && ix >= 0 && ix < w) sum += (double)wt[((o * c + ic) * k + ky) * k + kx] * x[(ic * h + iy) * w + ix];
+            }
+    int64_t at = (o * oh + oy) * ow + ox;
+    if (with_res) sum += res[at];
+    double want = act == RS_ACT_RELU ? (sum > 0 ? sum : 0) : act == RS_ACT_SIGMOID ? 1 / (1 + exp(-sum)) : sum;
+    if (isfinite(y2[at])) cr_expect_lt(fabs(y2[at] - want), 1e-4 * (1 + fabs(want)), "got %g want %g", (double)y2[at], want);
+    p.a_packed = 1;   /* method 2 takes unpacked weights only */
+    cr_expect_eq(rk_conv2d_f32(&one, &p, ins, OUT(y2)), RLX_E_ARG);
+    rk_pool_free(pool);
+    free(x), free(wt), free(b), free(res), free(y1), free(y2), free(scratch);
+}
+
+Test(conv_turned, stem_direct_equals_gemm) {
+    stem_case(3, 23, 37, 32, 3, 2, 1, RS_ACT_RELU, 0);
+    stem_case(3, 30, 41, 16, 7, 2, 3, RS_ACT_SIGMOID, 1);
+    stem_case(2, 9, 21, 16, 3, 1, 1, RS_ACT_NONE, 1);
+    stem_case(4, 12, 50, 48, 5, 2, 0, RS_ACT_RELU, 0);
 }
