@@ -184,7 +184,7 @@ typedef struct {
     const float *x;
     float *y;
     int64_t ntasks;
-} MaxPool;
+} PoolF32;
 
 /* acc[j] = rs_max(acc[j], src[j*S]) for j in [0, n); S is a constant in the
  * calls below, so the loads are contiguous or a fixed stride. */
@@ -233,7 +233,7 @@ static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *
 }
 
 static void maxpool2d_task(void *arg, int tid) {
-    const MaxPool *M = arg;
+    const PoolF32 *M = arg;
     const rk_pool_nd_params *p = M->p;
     int64_t plane = p->in_dims[1] * p->in_dims[2], oplane = p->out_dims[1] * p->out_dims[2];
     /* contiguous channel ranges, one per task */
@@ -244,23 +244,30 @@ static void maxpool2d_task(void *arg, int tid) {
 /* Below this many window taps a pooling runs on one thread. */
 #define POOL_THREAD_MIN_TAPS (1 << 16)
 
-static int maxpool2d_f32(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x, float *y) {
-    MaxPool M;
+/* An f32 pooling fast path: task over contiguous channel ranges, on the
+ * context's threads when there are at least min_taps window taps. */
+static int pool_f32_run(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x, float *y, double taps,
+                        double min_taps, void (*task)(void *, int)) {
+    PoolF32 M;
     M.p = p;
     M.x = x;
     M.y = y;
-    double taps = (double)p->nc * (double)p->out_dims[1] * (double)p->out_dims[2] * (double)p->k[1] * (double)p->k[2];
-    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && taps >= POOL_THREAD_MIN_TAPS ? ctx->nthreads : 1;
+    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && taps >= min_taps ? ctx->nthreads : 1;
     M.ntasks = nt < p->nc ? nt : (p->nc > 0 ? p->nc : 1);
-    rk_pool_run(ctx ? ctx->pool : NULL, (int)M.ntasks, maxpool2d_task, &M);
+    rk_pool_run(ctx ? ctx->pool : NULL, (int)M.ntasks, task, &M);
     return RLX_OK;
+}
+
+static int maxpool2d_f32(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x, float *y) {
+    double taps = (double)p->nc * (double)p->out_dims[1] * (double)p->out_dims[2] * (double)p->k[1] * (double)p->k[2];
+    return pool_f32_run(ctx, p, x, y, taps, POOL_THREAD_MIN_TAPS, maxpool2d_task);
 }
 
 /* Global average pooling of f32 planes (the window is the whole plane, no
  * pads): each plane summed in order in float and divided as the general
  * path does (the same bits), contiguous channel ranges per thread. */
 static void global_avg_task(void *arg, int tid) {
-    const MaxPool *M = arg;
+    const PoolF32 *M = arg;
     int64_t plane = vol3(M->p->in_dims);
     int64_t q0 = M->p->nc * tid / M->ntasks, q1 = M->p->nc * (tid + 1) / M->ntasks;
     for (int64_t q = q0; q < q1; q++) {
@@ -282,18 +289,9 @@ static int is_global_avg_f32(const rk_pool_nd_params *p) {
 
 int rk_pool_nd(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_pool_nd_params *p = params;
-    if (is_global_avg_f32(p)) {
-        MaxPool M;
-        M.p = p;
-        M.x = in[0];
-        M.y = out[0];
-        double taps = (double)p->nc * (double)vol3(p->in_dims);
-        /* one add per tap: worth a second thread from 16 K taps on */
-        int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && taps >= POOL_THREAD_MIN_TAPS / 4 ? ctx->nthreads : 1;
-        M.ntasks = nt < p->nc ? nt : (p->nc > 0 ? p->nc : 1);
-        rk_pool_run(ctx ? ctx->pool : NULL, (int)M.ntasks, global_avg_task, &M);
-        return RLX_OK;
-    }
+    if (is_global_avg_f32(p))   /* one add per tap: worth a second thread from 16 K taps on */
+        return pool_f32_run(ctx, p, in[0], out[0], (double)p->nc * (double)vol3(p->in_dims),
+                            POOL_THREAD_MIN_TAPS / 4, global_avg_task);
     if (p->op == 0 && p->dtype == RLX_F32 && !p->has_indices && p->in_dims[0] == 1 && p->out_dims[0] == 1 &&
         p->k[0] == 1 && p->d[1] == 1 && p->d[2] == 1 && p->nc >= 0 && p->s[1] > 0 && p->s[2] > 0 &&
         p->pb[0] == 0 && p->pb[1] >= 0 && p->pb[2] >= 0 &&

@@ -630,10 +630,10 @@ static void direct_task(void *arg, int tid) {
     const rk_conv2d_f32_params *p = C->p;
     int64_t plane = p->h * p->w, oplane = p->oh * p->ow;
     int64_t total = p->n * p->oc;
+    int dw3 = C->cg == 1 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->pt >= 0 && p->pl >= 0;
     DwFlat flat_plan, *flat = NULL;
 #if defined(__AVX512F__)
-    if (C->cg == 1 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && dw_flat_plan(p, &flat_plan))
-        flat = &flat_plan;
+    if (dw3 && dw_flat_plan(p, &flat_plan)) flat = &flat_plan;
 #else
     (void)flat_plan;
 #endif
@@ -648,7 +648,7 @@ static void direct_task(void *arg, int tid) {
         float *yo = C->y + (b * p->oc + o) * oplane;
         const float *res = C->res ? C->res + (b * p->oc + o) * oplane : NULL;
         int epilogue = C->bias || res || p->act != RS_ACT_NONE;
-        if (C->cg == 1 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->pt >= 0 && p->pl >= 0) {
+        if (dw3) {
             depthwise3x3(p, xg, wo, yo, C->bias ? C->bias[o] : 0.0f, res, epilogue, flat);
             continue;
         }
@@ -742,11 +742,11 @@ static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, v
     if (C->msplit == 1) rk_sgemm_ex(&h, tscratch, 1, NULL, NULL);
     else rk_sgemm_cols(&h, m0, m1, tscratch);
     int64_t m = m0;
+    float lo = (float)p->act_a, hi = (float)p->act_b;
 #if defined(__AVX512F__)
     /* 16 x 16 blocks turned in registers, the epilogue on each turned row
      * (dw_finish: epilogue_run's arithmetic) before its one store */
     int vec_ep = p->act == RS_ACT_NONE || p->act == RS_ACT_RELU || p->act == RS_ACT_CLIP;
-    float lo = (float)p->act_a, hi = (float)p->act_b;
     for (; m + 16 <= m1; m += 16) {
         for (int64_t j0 = 0; j0 < cols; j0 += 16) {
             int64_t nj = cols - j0 < 16 ? cols - j0 : 16;
@@ -772,8 +772,7 @@ static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, v
         float *yrow = g->c + m * g->ldc;
         const float *tm = t + m;
         for (int64_t j = 0; j < cols; j++) yrow[j] = tm[j * ocg];
-        epilogue_run(yrow, cols, g->bias ? g->bias[m] : 0.0f, g->res ? g->res + m * g->ldres : NULL, p->act,
-                     (float)p->act_a, (float)p->act_b);
+        epilogue_run(yrow, cols, g->bias ? g->bias[m] : 0.0f, g->res ? g->res + m * g->ldres : NULL, p->act, lo, hi);
     }
 }
 

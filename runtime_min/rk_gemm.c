@@ -806,18 +806,20 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
         /* with AVX-512, two full B panels at once where there are two */
         int np = RK_HAVE_WIDE && jr + 2 * NR <= nc ? 2 : 1;
         int64_t cols = np == 2 ? 2 * NR : nr;
-        /* pre-packed B (weights, from DRAM or L3): the next panels' lines
-         * are fetched a share per row tile, while this panel is worked on */
+        /* The next full panel(s) of B, fetched while this one is worked on:
+         * pre-packed (weights, from DRAM or L3), their lines a share per row
+         * tile; read in place (kc rows far apart, each its own stream, which
+         * the hardware prefetchers do not follow), their two lines per row
+         * now. */
 #if RK_GEMM_AVX2
-        const char *pf_next = pf_b && jr + cols + NR <= nc ? (const char *)(pb + (jr + cols) / NR * panel_stride) : NULL;
-        int64_t pf_lines = pf_next ? (np == 2 ? 2 : 1) * panel_stride * (int64_t)sizeof(float) / 64 : 0, pf_done = 0;
-        if (brs != NR && jr + cols + NR <= nc) {
-            const char *nb = (const char *)(pb + (jr + cols) / NR * panel_stride);
+        const char *next = jr + cols + NR <= nc ? (const char *)(pb + (jr + cols) / NR * panel_stride) : NULL;
+        int64_t pf_lines = pf_b && next ? (np == 2 ? 2 : 1) * panel_stride * (int64_t)sizeof(float) / 64 : 0;
+        int64_t pf_done = 0;
+        if (next && brs != NR)
             for (int64_t p = 0; p < kc; p++) {
-                _mm_prefetch(nb + p * brs * (int64_t)sizeof(float), _MM_HINT_T0);
-                _mm_prefetch(nb + p * brs * (int64_t)sizeof(float) + 64, _MM_HINT_T0);
+                _mm_prefetch(next + p * brs * (int64_t)sizeof(float), _MM_HINT_T0);
+                _mm_prefetch(next + p * brs * (int64_t)sizeof(float) + 64, _MM_HINT_T0);
             }
-        }
 #else
         (void)pf_b;
 #endif
@@ -871,7 +873,7 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
             ir += all_rows;
 #if RK_GEMM_AVX2
             for (int64_t want = pf_lines * ir / mc; pf_done < want; pf_done++)
-                _mm_prefetch(pf_next + pf_done * 64, _MM_HINT_T0);
+                _mm_prefetch(next + pf_done * 64, _MM_HINT_T0);
 #endif
         }
         jr += cols;

@@ -70,12 +70,9 @@ static int conv_transposed(int64_t ocg, int64_t kdim, int64_t ncols) {
     double upright = (double)((ocg + 5) / 6 * 6) * tile_cols(ncols) * (double)kdim;
     double turned = (double)ncols * tile_cols(ocg) * (double)kdim +
                     4.0 * (double)ncols * (double)(kdim + ocg);
-    return turned < 1.0 * upright;
+    return turned < upright;
 }
 
-/* Conv weights (O, I/group, kh, kw) are the GEMM's A, one block per group
- * (rlx_a_packed = 1), or, transposed, its B (rlx_a_packed = 2); the kernel
- * shape moves to the attribute, as the packed weight is 1-D. */
 /* A first layer over a few input channels (rk_convgemm.c method 2: direct
  * with AVX-512, else the GEMM on these weights unpacked): its weights stay
  * as they are. MobileNetV2's stem (3x3 s2, 3 -> 32) and ResNet-18's (7x7
@@ -91,6 +88,10 @@ static int conv_stem(const RlxGraph *g, int node) {
            w.pad_begin[0] >= 0 && w.pad_begin[1] >= 0;
 }
 
+/* Conv weights (O, I/group, kh, kw) are the GEMM's A, one block per group
+ * (rlx_a_packed = 1), or, transposed, its B (rlx_a_packed = 2); the kernel
+ * shape moves to the attribute, as the packed weight is 1-D. Stems keep
+ * theirs (rlx_stem). */
 static void prepack_conv(RlxGraph *g, int node) {
     RlxNode *n = &g->n[node];
     int wv = n->in[1];
