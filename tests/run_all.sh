@@ -102,8 +102,10 @@ for src in tests/unit/test_*.c; do
     if [ -x "$bin" ]; then run_suite "unit/$(basename "$bin")" criterion "$bin"
     else missing "unit/$(basename "$bin")" "$bin not built (make unit)"; fi
 done
-# The kernel tests built -march=native (Makefile NATIVE_UNIT).
-for bin in build/unit_native/test_*; do
+# The kernel tests built -march=native (Makefile NATIVE_UNIT); none built is a failure.
+native=(build/unit_native/test_*)
+[ ${#native[@]} -gt 0 ] || missing unit_native "no build/unit_native/test_* (make unit)"
+for bin in "${native[@]}"; do
     run_suite "unit_native/$(basename "$bin")" criterion "$bin"
 done
 
