@@ -21,6 +21,9 @@
 #include "rlx_rt.h"
 #include "rk_typed.h"
 #include "rlx_scalar.h"
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include <math.h>
 
@@ -192,6 +195,68 @@ static inline void max_fold(float *restrict acc, const float *restrict src, int6
     for (int64_t j = 0; j < n; j++) acc[j] = rs_max(acc[j], src[j * s]);
 }
 
+#if defined(__AVX512F__)
+/* The interior columns [lo, hi) of one output row, stride 1 or 2, 16 at a
+ * time, up to four vectors at once (independent chains). Each vector folds
+ * the window's rows and taps in the scalar loop's order. maxps(acc, x) is
+ * rs_max(acc, x) (acc > x ? acc : x, x where x is NaN) except where acc is
+ * already NaN, which rs_max keeps: a window with a NaN (x - x is NaN for
+ * NaN and inf, else +0) goes through rs_max's rule again (compare and
+ * blend), so the same element wins either way. A stride-2 vector reads its
+ * 31 elements as [0, 16) and [15, 31): none past the window. */
+typedef struct {
+    const float *x;
+    int64_t w, y0, y1, kw, sw, pl;
+} MaxRow;
+
+static inline __m512 mp_tap(const MaxRow *r, const float *src, __mmask16 ma, __mmask16 mb) {
+    const __m512i pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+    __m512 v = _mm512_maskz_loadu_ps(ma, src);
+    return r->sw == 2 ? _mm512_permutex2var_ps(v, pick, _mm512_maskz_loadu_ps(mb, src + 15)) : v;
+}
+
+/* nv vectors from output column ox (n lanes in the last one) */
+static inline void mp_vectors(const MaxRow *r, int64_t ox, int nv, int64_t n, float *yrow) {
+    __m512 acc[4];
+    __m512i odd = _mm512_setzero_si512();
+    int64_t span = r->sw == 1 ? n : 2 * n - 1;   /* elements the last vector reads: [0, 16) and [15, 31) */
+    __mmask16 la = (__mmask16)(span >= 16 ? 0xffffu : 0xffffu >> (16 - span));
+    __mmask16 lb = (__mmask16)(span <= 15 ? 0u : 0xffffu >> (31 - span));
+    for (int j = 0; j < nv; j++) acc[j] = _mm512_set1_ps(-INFINITY);
+    for (int64_t iy = r->y0; iy < r->y1; iy++)
+        for (int64_t t = 0; t < r->kw; t++)
+            for (int j = 0; j < nv; j++) {
+                const float *src = r->x + iy * r->w + (ox + 16 * j) * r->sw - r->pl + t;
+                __m512 v = j == nv - 1 ? mp_tap(r, src, la, lb) : mp_tap(r, src, 0xffff, 0xffff);
+                acc[j] = _mm512_max_ps(acc[j], v);
+                odd = _mm512_or_si512(odd, _mm512_castps_si512(_mm512_sub_ps(v, v)));
+            }
+    if (_mm512_test_epi32_mask(odd, odd)) {
+        for (int j = 0; j < nv; j++) acc[j] = _mm512_set1_ps(-INFINITY);
+        for (int64_t iy = r->y0; iy < r->y1; iy++)
+            for (int64_t t = 0; t < r->kw; t++)
+                for (int j = 0; j < nv; j++) {
+                    const float *src = r->x + iy * r->w + (ox + 16 * j) * r->sw - r->pl + t;
+                    __m512 v = j == nv - 1 ? mp_tap(r, src, la, lb) : mp_tap(r, src, 0xffff, 0xffff);
+                    __mmask16 keep = _mm512_cmp_ps_mask(acc[j], v, _CMP_GT_OQ) | _mm512_cmp_ps_mask(acc[j], acc[j], _CMP_UNORD_Q);
+                    acc[j] = _mm512_mask_blend_ps(keep, v, acc[j]);
+                }
+    }
+    for (int j = 0; j < nv; j++)
+        _mm512_mask_storeu_ps(yrow + ox + 16 * j, j == nv - 1 ? (__mmask16)(0xffffu >> (16 - n)) : (__mmask16)0xffff, acc[j]);
+}
+
+static void maxpool_row_avx512(const MaxRow *r, int64_t lo, int64_t hi, float *yrow) {
+    int64_t ox = lo;
+    for (; ox + 64 <= hi; ox += 64) mp_vectors(r, ox, 4, 16, yrow);
+    int64_t left = hi - ox, nv = (left + 15) / 16;
+    if (nv == 4) mp_vectors(r, ox, 4, left - 48, yrow);
+    else if (nv == 3) mp_vectors(r, ox, 3, left - 32, yrow);
+    else if (nv == 2) mp_vectors(r, ox, 2, left - 16, yrow);
+    else if (nv == 1) mp_vectors(r, ox, 1, left, yrow);
+}
+#endif
+
 static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *yq) {
     int64_t h = p->in_dims[1], w = p->in_dims[2], oh = p->out_dims[1], ow = p->out_dims[2];
     int64_t kh = p->k[1], kw = p->k[2], sh = p->s[1], sw = p->s[2], pt = p->pb[1], pl = p->pb[2];
@@ -199,12 +264,24 @@ static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *
     int64_t lo = (pl + sw - 1) / sw, hi = w - kw + pl >= 0 ? (w - kw + pl) / sw + 1 : 0;
     if (hi > ow) hi = ow;
     if (lo > hi) lo = hi;
+    int vec = 0;
+#if defined(__AVX512F__)
+    vec = sw <= 2;
+#endif
     for (int64_t oy = 0; oy < oh; oy++) {
         float *yrow = yq + oy * ow;
         int64_t y0 = oy * sh - pt, y1 = y0 + kh;
         if (y0 < 0) y0 = 0;
         if (y1 > h) y1 = h;
         for (int64_t ox = 0; ox < ow; ox++) yrow[ox] = -INFINITY;
+#if defined(__AVX512F__)
+        /* the interior whole (each element sees the same rows and taps in
+         * the same order as below), then the edges */
+        if (vec) {
+            MaxRow r = {xq, w, y0, y1, kw, sw, pl};
+            maxpool_row_avx512(&r, lo, hi, yrow);
+        }
+#endif
         for (int64_t iy = y0; iy < y1; iy++) {
             const float *xrow = xq + iy * w;
             for (int64_t ox = 0; ox < lo; ox++) {
@@ -213,7 +290,7 @@ static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *
                 if (x1 > w) x1 = w;
                 for (int64_t ix = x0; ix < x1; ix++) yrow[ox] = rs_max(yrow[ox], xrow[ix]);
             }
-            for (int64_t t = 0; t < kw && hi > lo; t++) {
+            for (int64_t t = 0; t < kw && hi > lo && !vec; t++) {
                 const float *src = xrow + lo * sw - pl + t;
                 if (sw == 1)
                     max_fold(yrow + lo, src, hi - lo, 1);

@@ -823,30 +823,43 @@ static void stem_task(void *arg, int tid) {
             __m512 acc[16];
             for (int o = 0; o < 16; o++) acc[o] = _mm512_setzero_ps();
             const float *wk = wt;
+            /* each tap's lanes inside the input row depend on the strip and
+             * the kernel column only: masks once per strip, then no branch
+             * per tap (lanes outside load as 0, the padding im2col writes) */
+            int64_t base0 = ox0 * sw - pl;
+            __mmask16 ma[7], md[7];
+            int full = 1;
+            for (int64_t kx = 0; kx < kw; kx++) {
+                int64_t base = base0 + kx;   /* input column of lane 0 */
+                ma[kx] = dw_lanes(-base, w - base);
+                md[kx] = sw == 2 ? dw_lanes(-base - 16, w - base - 16) : 0xffff;
+                full = full && ma[kx] == 0xffff && md[kx] == 0xffff;
+            }
             for (int64_t ic = 0; ic < c; ic++)
                 for (int64_t ky = 0; ky < kh; ky++) {
                     int64_t iy = oy * sh - pt + ky;
-                    int inside = iy >= 0 && iy < h;
-                    const float *row = xb + (ic * h + (inside ? iy : 0)) * w;
-                    for (int64_t kx = 0; kx < kw; kx++, wk += 16) {
-                        int64_t base = ox0 * sw - pl + kx;   /* input column of lane 0 */
-                        __m512 tap = _mm512_setzero_ps();
-                        if (inside && sw == 1) {
-                            tap = base >= 0 && base + 16 <= w ? _mm512_loadu_ps(row + base)
-                                                              : _mm512_maskz_loadu_ps(dw_lanes(-base, w - base), row + base);
-                        } else if (inside) {
-                            __m512 a, d;
-                            if (base >= 0 && base + 32 <= w) {
-                                a = _mm512_loadu_ps(row + base);
-                                d = _mm512_loadu_ps(row + base + 16);
-                            } else {
-                                a = _mm512_maskz_loadu_ps(dw_lanes(-base, w - base), row + base);
-                                d = _mm512_maskz_loadu_ps(dw_lanes(-base - 16, w - base - 16), row + base + 16);
-                            }
-                            tap = _mm512_permutex2var_ps(a, even, d);
-                        }
-                        for (int o = 0; o < 16; o++) acc[o] = _mm512_fmadd_ps(_mm512_set1_ps(wk[o]), tap, acc[o]);
+                    if (iy < 0 || iy >= h) {   /* a padding row: taps of 0, fma'd as the GEMM does */
+                        for (int64_t kx = 0; kx < kw; kx++, wk += 16)
+                            for (int o = 0; o < 16; o++)
+                                acc[o] = _mm512_fmadd_ps(_mm512_set1_ps(wk[o]), _mm512_setzero_ps(), acc[o]);
+                        continue;
                     }
+                    const float *row = xb + (ic * h + iy) * w + base0;
+#define STEM_TAPS(TAP)                                                                                      \
+    for (int64_t kx = 0; kx < kw; kx++, wk += 16) {                                                        \
+        __m512 tap = TAP;                                                                                   \
+        for (int o = 0; o < 16; o++) acc[o] = _mm512_fmadd_ps(_mm512_set1_ps(wk[o]), tap, acc[o]);         \
+    }
+                    if (sw == 2 && full)
+                        STEM_TAPS(_mm512_permutex2var_ps(_mm512_loadu_ps(row + kx), even, _mm512_loadu_ps(row + kx + 16)))
+                    else if (sw == 2)
+                        STEM_TAPS(_mm512_permutex2var_ps(_mm512_maskz_loadu_ps(ma[kx], row + kx), even,
+                                                         _mm512_maskz_loadu_ps(md[kx], row + kx + 16)))
+                    else if (full)
+                        STEM_TAPS(_mm512_loadu_ps(row + kx))
+                    else
+                        STEM_TAPS(_mm512_maskz_loadu_ps(ma[kx], row + kx))
+#undef STEM_TAPS
                 }
             /* out of registers in one simple loop, so that the sums stay in
              * registers above (an epilogue loop indexing acc kept them on

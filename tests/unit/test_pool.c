@@ -1,0 +1,99 @@
+/* test_pool.c - 2-D max pooling of f32 planes (rk_conv.c maxpool2d_f32).
+ *
+ * Built twice: portably (the scalar loops) and with -march=native (Makefile
+ * NATIVE_UNIT), where the interior columns of stride 1 and 2 run as AVX-512
+ * vectors. Either way every output must carry exactly the bits of the
+ * definition folded in the window's order (rows, then columns) with
+ * rs_max: the first NaN of the window wins (payloads differ here), a later
+ * equal value wins a tie (+0 and -0 both occur), -inf and inf are values.
+ * Widths from 1 to 70 put the vectors' ends and the edges everywhere.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rlx_rt.h"
+#include "rlx_scalar.h"
+
+#define OUT(...) ((void *const[]){__VA_ARGS__})
+
+static uint32_t rng_state = 7u;
+static uint32_t next(void) {
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return rng_state >> 8;
+}
+
+static float nan_with(uint32_t payload) {
+    uint32_t bits = 0x7fc00000u | (payload & 0x3fffffu);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static uint32_t bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* mostly small integers (ties), some zeros of both signs, a few specials */
+static float sample(int specials) {
+    uint32_t r = next() % 64;
+    if (specials && r == 0) return nan_with(next());
+    if (specials && r == 1) return INFINITY;
+    if (specials && r == 2) return -INFINITY;
+    if (r < 10) return r % 2 ? -0.0f : 0.0f;
+    return (float)((int)(next() % 9) - 4);
+}
+
+static void check(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                  int specials) {
+    int64_t pb = pt, pe = pl, nc = 3;
+    int64_t oh = (h + pt + pb - kh) / sh + 1, ow = (w + pl + pe - kw) / sw + 1;
+    if (oh < 1 || ow < 1) return;
+    float *x = malloc((size_t)(nc * h * w) * sizeof(float)), *y = malloc((size_t)(nc * oh * ow) * sizeof(float));
+    for (int64_t i = 0; i < nc * h * w; i++) x[i] = sample(specials);
+    rk_pool_nd_params p;
+    memset(&p, 0, sizeof p);
+    p.dtype = RLX_F32;
+    p.op = 0;
+    p.nc = nc;
+    p.in_dims[0] = 1, p.in_dims[1] = h, p.in_dims[2] = w;
+    p.out_dims[0] = 1, p.out_dims[1] = oh, p.out_dims[2] = ow;
+    p.k[0] = 1, p.k[1] = kh, p.k[2] = kw;
+    p.s[0] = 1, p.s[1] = sh, p.s[2] = sw;
+    p.d[0] = p.d[1] = p.d[2] = 1;
+    p.pb[1] = pt, p.pb[2] = pl, p.pe[1] = pb, p.pe[2] = pe;
+    cr_assert_eq(rk_pool_nd(NULL, &p, (const void *const[]){x}, OUT(y)), RLX_OK);
+    for (int64_t c = 0; c < nc; c++)
+        for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++) {
+                float acc = -INFINITY;
+                for (int64_t iy = oy * sh - pt; iy < oy * sh - pt + kh; iy++)
+                    for (int64_t ix = ox * sw - pl; ix < ox * sw - pl + kw; ix++)
+                        if (iy >= 0 && iy < h && ix >= 0 && ix < w) acc = rs_max(acc, x[(c * h + iy) * w + ix]);
+                float got = y[(c * oh + oy) * ow + ox];
+                cr_assert(bits(acc) == bits(got),
+                          "h %ld w %ld k %ldx%ld s %ldx%ld pads %ld,%ld: (%ld,%ld,%ld) got %g (%08x) want %g (%08x)",
+                          (long)h, (long)w, (long)kh, (long)kw, (long)sh, (long)sw, (long)pt, (long)pl, (long)c,
+                          (long)oy, (long)ox, got, bits(got), acc, bits(acc));
+            }
+    free(x);
+    free(y);
+}
+
+Test(maxpool, every_width_stride_and_pad) {
+    for (int64_t w = 1; w <= 70; w++)
+        for (int64_t sw = 1; sw <= 3; sw++)
+            for (int64_t kw = 1; kw <= 4; kw++)
+                for (int64_t pl = 0; pl < kw && pl <= 2; pl++) check(5, w, 3, kw, 2, sw, 1, pl, 1);
+}
+
+Test(maxpool, resnet_stem_pool) {
+    check(112, 112, 3, 3, 2, 2, 1, 1, 0);   /* values only: the fast fold */
+    check(112, 112, 3, 3, 2, 2, 1, 1, 1);   /* with NaN and inf: the compare-and-blend fold */
+    check(9, 130, 2, 2, 2, 2, 0, 0, 1);
+    check(7, 65, 3, 3, 1, 1, 1, 1, 1);
+}
