@@ -69,7 +69,7 @@ enum {
     MC = 144,     /* rows of an A block (multiple of MR) */
     NC = 2048,    /* columns of a B block (multiple of NR) */
     DIRECT_B_MAX_M = 2 * MR,  /* read B in place up to this many rows, */
-    DIRECT_B_MAX_M_ODD_LDB = 4 * MR   /* or this many if its row stride allows */
+    DIRECT_B_MAX_M_ODD_LDB = 8 * MR   /* or this many if its row stride allows */
 };
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -542,11 +542,16 @@ static void micro_kernel_tall(int rows2, int64_t kc, const float *a0, const floa
 #endif
 
 /* rows: 1..18 with np == 1, 1..12 with np == 2 (constants after inlining);
- * A micro-panel q at a + q*MR*kc; B panel 2 at b + panel_stride. */
-RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, const float *b, int64_t panel_stride,
-                             int64_t brs, float *c, int64_t ldc, float alpha, float beta, int read_c,
-                             const tile_ep *ep) {
-    const float *a0 = a, *a1 = rows > MR ? a + MR * kc : a, *a2 = rows > 2 * MR ? a + 2 * MR * kc : a;
+ * A micro-panel q at a + q*MR*kc; B panel 2 at b + panel_stride. With ars
+ * (a constant 0 or not) A is read in place instead: an A^T stored K x M
+ * with row stride ars, the tile's rows at a[p*ars + i] (a transposed
+ * convolution's im2col block, whose rows are contiguous in each k row):
+ * the same operations in the same order, so the same bits as packed. */
+RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, int64_t ars, const float *b,
+                             int64_t panel_stride, int64_t brs, float *c, int64_t ldc, float alpha, float beta,
+                             int read_c, const tile_ep *ep) {
+    const int64_t as = ars ? ars : MR, ap = ars ? MR : MR * kc;   /* per k step, per micro-panel */
+    const float *a0 = a, *a1 = rows > MR ? a + ap : a, *a2 = rows > 2 * MR ? a + 2 * ap : a;
     int64_t bs = np > 1 ? panel_stride : 0;
     __m512 x0 = _mm512_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0, x7 = x0, x8 = x0;
     __m512 x9 = x0, x10 = x0, x11 = x0, x12 = x0, x13 = x0, x14 = x0, x15 = x0, x16 = x0, x17 = x0;
@@ -559,12 +564,12 @@ RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, const
     /* row i (A micro-panel ap, offset o) at step u of the unrolled loop */
 #define RK_ROW2(i, ap, o, u)                                            \
     if (rows > i) {                                                     \
-        __m512 av = _mm512_set1_ps(ap[(u) * MR + o]);                   \
+        __m512 av = _mm512_set1_ps(ap[(u) * as + o]);                   \
         x##i = _mm512_fmadd_ps(av, b0, x##i);                           \
         if (np > 1) z##i = _mm512_fmadd_ps(av, b1, z##i);               \
     }
 #define RK_ROW1(i, ap, o, u) \
-    if (rows > i) x##i = _mm512_fmadd_ps(_mm512_set1_ps(ap[(u) * MR + o]), b0, x##i);
+    if (rows > i) x##i = _mm512_fmadd_ps(_mm512_set1_ps(ap[(u) * as + o]), b0, x##i);
 #define RK_STEP(u)                                                                                   \
     {                                                                                                \
         __m512 b0 = _mm512_loadu_ps(b + (u) * brs), b1 = np > 1 ? _mm512_loadu_ps(b + bs + (u) * brs) : b0; \
@@ -588,21 +593,23 @@ RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, const
     uintptr_t pf = (uintptr_t)a + (uintptr_t)(((npanels - 1) * MR * kc + RK_PF_A) * (int64_t)sizeof(float));
     int64_t p = 0;
     for (; p + 8 <= kc; p += 8) {
-        RK_PF_LINES(pf)
-        if (npanels > 1) { RK_PF_LINES(pf + 192) }
-        if (npanels > 2) { RK_PF_LINES(pf + 384) }
-        pf += (uintptr_t)npanels * 192;
+        if (!ars) {
+            RK_PF_LINES(pf)
+            if (npanels > 1) { RK_PF_LINES(pf + 192) }
+            if (npanels > 2) { RK_PF_LINES(pf + 384) }
+            pf += (uintptr_t)npanels * 192;
+        }
         RK_STEP(0) RK_STEP(1) RK_STEP(2) RK_STEP(3) RK_STEP(4) RK_STEP(5) RK_STEP(6) RK_STEP(7)
-        a0 += 8 * MR;
-        a1 += 8 * MR;
-        a2 += 8 * MR;
+        a0 += 8 * as;
+        a1 += 8 * as;
+        a2 += 8 * as;
         b += 8 * brs;
     }
     for (; p < kc; p++) {
         RK_STEP(0)
-        a0 += MR;
-        a1 += MR;
-        a2 += MR;
+        a0 += as;
+        a1 += as;
+        a2 += as;
         b += brs;
     }
 #undef RK_PF_LINES
@@ -630,11 +637,15 @@ RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, const
 #undef RK_STORE_VEC
 }
 
-/* rows (1 .. 18 for one B panel, 1 .. 12 for two) against np 16-wide B panels. */
-static void micro_kernel_512(int rows, int np, int64_t kc, const float *a, const float *b, int64_t panel_stride,
-                             int64_t brs, float *c, int64_t ldc, float alpha, float beta, int read_c,
-                             const tile_ep *ep) {
-#define RK_K512(r, n) kernel_avx512(r, n, kc, a, b, panel_stride, brs, c, ldc, alpha, beta, read_c, ep); break;
+/* rows (1 .. 18 for one B panel, 1 .. 12 for two) against np 16-wide B panels;
+ * A packed (ars 0) or in place (row stride ars). */
+static void micro_kernel_512(int rows, int np, int64_t kc, const float *a, int64_t ars, const float *b,
+                             int64_t panel_stride, int64_t brs, float *c, int64_t ldc, float alpha, float beta,
+                             int read_c, const tile_ep *ep) {
+#define RK_K512(r, n)                                                                                        \
+    if (ars) kernel_avx512(r, n, kc, a, ars, b, panel_stride, brs, c, ldc, alpha, beta, read_c, ep);        \
+    else kernel_avx512(r, n, kc, a, 0, b, panel_stride, brs, c, ldc, alpha, beta, read_c, ep);              \
+    break;
     if (np == 2) {
         switch (rows) {
         case 1: RK_K512(1, 2) case 2: RK_K512(2, 2) case 3: RK_K512(3, 2) case 4: RK_K512(4, 2)
@@ -781,8 +792,10 @@ typedef struct {
 
 /* One macro tile: C[mc x nc] (+)= A block * B block. Full B micro-panels are
  * at pb + q*panel_stride with row stride brs; a ragged last one (if any) at
- * pb_tail with row stride NR. */
-static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, const float *pb,
+ * pb_tail with row stride NR. A is packed (ars 0) or read in place as A^T
+ * with row stride ars, which only the AVX-512 kernel does (every column
+ * tile wider than 8: the caller checks). */
+static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, int64_t ars, const float *pb,
                          int64_t panel_stride, int64_t brs, const float *pb_tail, float *c, int64_t ldc, float alpha,
                          float beta, int read_c, const rk_sgemm_args *ep, int64_t ep_i0, int64_t ep_j0, int pf_b) {
     int ep_in_regs = RK_GEMM_AVX2 && ep && (ep->act == RS_ACT_NONE || ep->act == RS_ACT_RELU || ep->act == RS_ACT_CLIP);
@@ -825,7 +838,7 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
 #endif
         for (int64_t ir = 0; ir < mc;) {
             int rows = (int)min64(MR, mc - ir);
-            const float *ap = pa + ir * kc;
+            const float *ap = ars ? pa + ir : pa + ir * kc;
             float *ct = c + ir * ldc + jr;
             int tall = 0, wide = 0;
 #if RK_HAVE_TALL
@@ -863,7 +876,7 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, co
 #endif
 #if RK_HAVE_WIDE
             if (wide)
-                micro_kernel_512(all_rows, np, kc, ap, bp, panel_stride, bstride, dst, ldd, alpha, beta, read_c, tep);
+                micro_kernel_512(all_rows, np, kc, ap, ars, bp, panel_stride, bstride, dst, ldd, alpha, beta, read_c, tep);
             else
 #endif
                 micro_kernel(rows, nv, kc, ap, bp, bstride, dst, ldd, alpha, beta, read_c, tep);
@@ -888,6 +901,11 @@ static void gemm_part_run(const gemm_part *part) {
     int64_t rows = part->m1 - part->m0;
     int direct_b = !g->packed_b && !g->trans_b &&
                    (rows <= DIRECT_B_MAX_M || ((rows <= DIRECT_B_MAX_M_ODD_LDB || k <= 32) && g->ldb % 512 != 0));
+    /* A^T read in place by the AVX-512 kernel: no packing (a transposed
+     * convolution's A is its im2col block, up to 12% of the product's time
+     * to pack); it runs every tile whose columns are more than 8 wide */
+    int64_t last_cols = (part->n1 - part->n0) % NR;
+    int direct_a = RK_HAVE_WIDE && !g->packed_a && g->trans_a && (last_cols == 0 || last_cols > 8);
     for (int64_t jc = part->n0 / NC * NC; jc < part->n1; jc += NC) {
         int64_t j_lo = jc > part->n0 ? jc : part->n0, j_hi = min64(jc + NC, part->n1);
         int64_t nc = j_hi - j_lo, ncr = roundup(min64(NC, n - jc), NR);
@@ -922,11 +940,13 @@ static void gemm_part_run(const gemm_part *part) {
                 if (g->packed_a) {
                     int64_t mcr = roundup(min64(MC, m - ic), MR);
                     pa = g->packed_a + ic * k + pc * mcr + (i_lo - ic) * kc;
+                } else if (direct_a) {
+                    pa = g->a + pc * g->lda + i_lo;
                 } else {
                     pack_a_block(mc, kc, g->a, g->lda, g->trans_a, i_lo, pc, part->pack_a);
                     pa = part->pack_a;
                 }
-                macro_kernel(mc, nc, kc, pa, pb, panel_stride, brs, pb_tail, g->c + i_lo * g->ldc + j_lo, g->ldc,
+                macro_kernel(mc, nc, kc, pa, direct_a ? g->lda : 0, pb, panel_stride, brs, pb_tail, g->c + i_lo * g->ldc + j_lo, g->ldc,
                              g->alpha, beta, read_c, pc + kc >= k && has_epilogue(g) ? g : NULL, i_lo, j_lo,
                              g->packed_b != NULL);
             }
