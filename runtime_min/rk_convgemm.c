@@ -828,12 +828,11 @@ static void stem_task(void *arg, int tid) {
              * per tap (lanes outside load as 0, the padding im2col writes) */
             int64_t base0 = ox0 * sw - pl;
             __mmask16 ma[7], md[7];
-            int full = 1;
-            for (int64_t kx = 0; kx < kw; kx++) {
+            int full = base0 >= 0 && base0 + kw - 1 + 16 * sw <= w;
+            for (int64_t kx = 0; kx < kw && !full; kx++) {
                 int64_t base = base0 + kx;   /* input column of lane 0 */
                 ma[kx] = dw_lanes(-base, w - base);
-                md[kx] = sw == 2 ? dw_lanes(-base - 16, w - base - 16) : 0xffff;
-                full = full && ma[kx] == 0xffff && md[kx] == 0xffff;
+                md[kx] = dw_lanes(-base - 16, w - base - 16);
             }
             for (int64_t ic = 0; ic < c; ic++)
                 for (int64_t ky = 0; ky < kh; ky++) {

@@ -69,7 +69,8 @@ enum {
     MC = 144,     /* rows of an A block (multiple of MR) */
     NC = 2048,    /* columns of a B block (multiple of NR) */
     DIRECT_B_MAX_M = 2 * MR,  /* read B in place up to this many rows, */
-    DIRECT_B_MAX_M_ODD_LDB = 8 * MR   /* or this many if its row stride allows */
+    DIRECT_B_MAX_M_ODD_LDB = 8 * MR,  /* or this many if its row stride allows */
+    DIRECT_A_MAX_N = 512      /* read A^T in place up to this many columns */
 };
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -903,9 +904,12 @@ static void gemm_part_run(const gemm_part *part) {
                    (rows <= DIRECT_B_MAX_M || ((rows <= DIRECT_B_MAX_M_ODD_LDB || k <= 32) && g->ldb % 512 != 0));
     /* A^T read in place by the AVX-512 kernel: no packing (a transposed
      * convolution's A is its im2col block, up to 12% of the product's time
-     * to pack); it runs every tile whose columns are more than 8 wide */
+     * to pack where N is small). The kernel runs 2-5% slower on it than on
+     * packed panels, which pays for the packing only up to DIRECT_A_MAX_N
+     * columns. It runs every tile whose columns are more than 8 wide. */
     int64_t last_cols = (part->n1 - part->n0) % NR;
-    int direct_a = RK_HAVE_WIDE && !g->packed_a && g->trans_a && (last_cols == 0 || last_cols > 8);
+    int direct_a = RK_HAVE_WIDE && !g->packed_a && g->trans_a && n <= DIRECT_A_MAX_N &&
+                   (last_cols == 0 || last_cols > 8);
     for (int64_t jc = part->n0 / NC * NC; jc < part->n1; jc += NC) {
         int64_t j_lo = jc > part->n0 ? jc : part->n0, j_hi = min64(jc + NC, part->n1);
         int64_t nc = j_hi - j_lo, ncr = roundup(min64(NC, n - jc), NR);
