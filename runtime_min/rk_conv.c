@@ -223,14 +223,42 @@ static inline void mp_vectors(const MaxRow *r, int64_t ox, int nv, int64_t n, fl
     __mmask16 la = (__mmask16)(span >= 16 ? 0xffffu : 0xffffu >> (16 - span));
     __mmask16 lb = (__mmask16)(span <= 15 ? 0u : 0xffffu >> (31 - span));
     for (int j = 0; j < nv; j++) acc[j] = _mm512_set1_ps(-INFINITY);
-    for (int64_t iy = r->y0; iy < r->y1; iy++)
-        for (int64_t t = 0; t < r->kw; t++)
+#define MP_FOLD(v)                                                               \
+    {                                                                            \
+        __m512 v_ = (v);                                                         \
+        acc[j] = _mm512_max_ps(acc[j], v_);                                      \
+        odd = _mm512_or_si512(odd, _mm512_castps_si512(_mm512_sub_ps(v_, v_)));  \
+    }
+    if (r->sw == 2 && r->kw == 3) {
+        /* 3 taps at stride 2 (ResNet's pool): 33 elements per vector, loaded
+         * once as [0, 16), [16, 32), [32]: evens, odds, and evens shifted
+         * by one (valignd), folded in tap order */
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        const __m512i oddi = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+        int64_t e = 2 * n + 1;   /* elements the last vector reads */
+        __mmask16 l0 = (__mmask16)(e >= 16 ? 0xffffu : 0xffffu >> (16 - e)), l1 = (__mmask16)(e <= 16 ? 0u : e >= 32 ? 0xffffu : 0xffffu >> (32 - e));
+        __mmask16 l2 = (__mmask16)(e > 32 ? 1u : 0u);
+        for (int64_t iy = r->y0; iy < r->y1; iy++)
             for (int j = 0; j < nv; j++) {
-                const float *src = r->x + iy * r->w + (ox + 16 * j) * r->sw - r->pl + t;
-                __m512 v = j == nv - 1 ? mp_tap(r, src, la, lb) : mp_tap(r, src, 0xffff, 0xffff);
-                acc[j] = _mm512_max_ps(acc[j], v);
-                odd = _mm512_or_si512(odd, _mm512_castps_si512(_mm512_sub_ps(v, v)));
+                const float *src = r->x + iy * r->w + (ox + 16 * j) * 2 - r->pl;
+                int last = j == nv - 1;
+                __m512 a = _mm512_maskz_loadu_ps(last ? l0 : 0xffff, src);
+                __m512 b = _mm512_maskz_loadu_ps(last ? l1 : 0xffff, src + 16);
+                __m512 c = _mm512_maskz_loadu_ps(last ? l2 : 1, src + 32);
+                __m512 ev = _mm512_permutex2var_ps(a, even, b);
+                MP_FOLD(ev)
+                MP_FOLD(_mm512_permutex2var_ps(a, oddi, b))
+                MP_FOLD(_mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(c), _mm512_castps_si512(ev), 1)))
             }
+    } else {
+        for (int64_t iy = r->y0; iy < r->y1; iy++)
+            for (int64_t t = 0; t < r->kw; t++)
+                for (int j = 0; j < nv; j++) {
+                    const float *src = r->x + iy * r->w + (ox + 16 * j) * r->sw - r->pl + t;
+                    MP_FOLD(j == nv - 1 ? mp_tap(r, src, la, lb) : mp_tap(r, src, 0xffff, 0xffff))
+                }
+    }
+#undef MP_FOLD
     if (_mm512_test_epi32_mask(odd, odd)) {
         for (int j = 0; j < nv; j++) acc[j] = _mm512_set1_ps(-INFINITY);
         for (int64_t iy = r->y0; iy < r->y1; iy++)
