@@ -70,7 +70,7 @@ enum {
     NC = 2048,    /* columns of a B block (multiple of NR) */
     DIRECT_B_MAX_M = 2 * MR,  /* read B in place up to this many rows, */
     DIRECT_B_MAX_M_ODD_LDB = 8 * MR,  /* or this many if its row stride allows */
-    DIRECT_A_MAX_N = 512      /* read A^T in place up to this many columns */
+    DIRECT_A_MAX_N = 512      /* read A^T in place up to this many columns (pairs of panels) */
 };
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -643,8 +643,10 @@ RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, int64
 static void micro_kernel_512(int rows, int np, int64_t kc, const float *a, int64_t ars, const float *b,
                              int64_t panel_stride, int64_t brs, float *c, int64_t ldc, float alpha, float beta,
                              int read_c, const tile_ep *ep) {
+/* in place only with two panels (the caller keeps it to those): half the
+ * instances, the file compiles in 40% more time instead of twice the time */
 #define RK_K512(r, n)                                                                                        \
-    if (ars) kernel_avx512(r, n, kc, a, ars, b, panel_stride, brs, c, ldc, alpha, beta, read_c, ep);        \
+    if (n == 2 && ars) kernel_avx512(r, n, kc, a, ars, b, panel_stride, brs, c, ldc, alpha, beta, read_c, ep); \
     else kernel_avx512(r, n, kc, a, 0, b, panel_stride, brs, c, ldc, alpha, beta, read_c, ep);              \
     break;
     if (np == 2) {
@@ -794,8 +796,8 @@ typedef struct {
 /* One macro tile: C[mc x nc] (+)= A block * B block. Full B micro-panels are
  * at pb + q*panel_stride with row stride brs; a ragged last one (if any) at
  * pb_tail with row stride NR. A is packed (ars 0) or read in place as A^T
- * with row stride ars, which only the AVX-512 kernel does (every column
- * tile wider than 8: the caller checks). */
+ * with row stride ars, which only the AVX-512 kernel does, and only against
+ * two panels at once (nc a multiple of 32: the caller checks). */
 static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, int64_t ars, const float *pb,
                          int64_t panel_stride, int64_t brs, const float *pb_tail, float *c, int64_t ldc, float alpha,
                          float beta, int read_c, const rk_sgemm_args *ep, int64_t ep_i0, int64_t ep_j0, int pf_b) {
@@ -906,10 +908,10 @@ static void gemm_part_run(const gemm_part *part) {
      * convolution's A is its im2col block, up to 12% of the product's time
      * to pack where N is small). The kernel runs 2-5% slower on it than on
      * packed panels, which pays for the packing only up to DIRECT_A_MAX_N
-     * columns. It runs every tile whose columns are more than 8 wide. */
-    int64_t last_cols = (part->n1 - part->n0) % NR;
+     * columns, and only where every tile is a pair of full panels (the
+     * kernel is instantiated in place for those alone). */
     int direct_a = RK_HAVE_WIDE && !g->packed_a && g->trans_a && n <= DIRECT_A_MAX_N &&
-                   (last_cols == 0 || last_cols > 8);
+                   (part->n1 - part->n0) % (2 * NR) == 0;
     for (int64_t jc = part->n0 / NC * NC; jc < part->n1; jc += NC) {
         int64_t j_lo = jc > part->n0 ? jc : part->n0, j_hi = min64(jc + NC, part->n1);
         int64_t nc = j_hi - j_lo, ncr = roundup(min64(NC, n - jc), NR);
