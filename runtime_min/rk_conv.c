@@ -223,6 +223,15 @@ static inline void mp_vectors(const MaxRow *r, int64_t ox, int nv, int64_t n, fl
     __mmask16 la = (__mmask16)(span >= 16 ? 0xffffu : 0xffffu >> (16 - span));
     __mmask16 lb = (__mmask16)(span <= 15 ? 0u : 0xffffu >> (31 - span));
     for (int j = 0; j < nv; j++) acc[j] = _mm512_set1_ps(-INFINITY);
+    /* every tap v of every vector j, rows then taps */
+#define MP_TAPS(STEP)                                                                                       \
+    for (int64_t iy = r->y0; iy < r->y1; iy++)                                                              \
+        for (int64_t t = 0; t < r->kw; t++)                                                                 \
+            for (int j = 0; j < nv; j++) {                                                                  \
+                const float *src = r->x + iy * r->w + (ox + 16 * j) * r->sw - r->pl + t;                   \
+                __m512 v = j == nv - 1 ? mp_tap(r, src, la, lb) : mp_tap(r, src, 0xffff, 0xffff);          \
+                STEP;                                                                                       \
+            }
 #define MP_FOLD(v)                                                               \
     {                                                                            \
         __m512 v_ = (v);                                                         \
@@ -251,25 +260,15 @@ static inline void mp_vectors(const MaxRow *r, int64_t ox, int nv, int64_t n, fl
                 MP_FOLD(_mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(c), _mm512_castps_si512(ev), 1)))
             }
     } else {
-        for (int64_t iy = r->y0; iy < r->y1; iy++)
-            for (int64_t t = 0; t < r->kw; t++)
-                for (int j = 0; j < nv; j++) {
-                    const float *src = r->x + iy * r->w + (ox + 16 * j) * r->sw - r->pl + t;
-                    MP_FOLD(j == nv - 1 ? mp_tap(r, src, la, lb) : mp_tap(r, src, 0xffff, 0xffff))
-                }
+        MP_TAPS(MP_FOLD(v))
     }
 #undef MP_FOLD
     if (_mm512_test_epi32_mask(odd, odd)) {
         for (int j = 0; j < nv; j++) acc[j] = _mm512_set1_ps(-INFINITY);
-        for (int64_t iy = r->y0; iy < r->y1; iy++)
-            for (int64_t t = 0; t < r->kw; t++)
-                for (int j = 0; j < nv; j++) {
-                    const float *src = r->x + iy * r->w + (ox + 16 * j) * r->sw - r->pl + t;
-                    __m512 v = j == nv - 1 ? mp_tap(r, src, la, lb) : mp_tap(r, src, 0xffff, 0xffff);
-                    __mmask16 keep = _mm512_cmp_ps_mask(acc[j], v, _CMP_GT_OQ) | _mm512_cmp_ps_mask(acc[j], acc[j], _CMP_UNORD_Q);
-                    acc[j] = _mm512_mask_blend_ps(keep, v, acc[j]);
-                }
+        MP_TAPS(acc[j] = _mm512_mask_blend_ps(
+                    _mm512_cmp_ps_mask(acc[j], v, _CMP_GT_OQ) | _mm512_cmp_ps_mask(acc[j], acc[j], _CMP_UNORD_Q), v, acc[j]))
     }
+#undef MP_TAPS
     for (int j = 0; j < nv; j++)
         _mm512_mask_storeu_ps(yrow + ox + 16 * j, j == nv - 1 ? (__mmask16)(0xffffu >> (16 - n)) : (__mmask16)0xffff, acc[j]);
 }
