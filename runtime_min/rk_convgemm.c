@@ -121,6 +121,84 @@ static void im2col(const Conv *C, const float *xg, float *col, int64_t col0, int
     }
 }
 
+/* d[0, n) = s[0, n): runs of a few to a few dozen floats, where a call to
+ * memcpy costs more than the copy. */
+static inline void copy_run(float *d, const float *s, int64_t n) {
+#if defined(__AVX512F__)
+    /* masked moves throughout: a plain vector copy loop would become a memcpy call */
+    for (; n > 0; n -= 16, d += 16, s += 16) {
+        __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+        _mm512_mask_storeu_ps(d, m, _mm512_maskz_loadu_ps(m, s));
+    }
+#else
+    memcpy(d, s, sizeof(float) * (size_t)n);
+#endif
+}
+
+/* im2col for column stride 2 (as im2col, same values): tap kx reads input
+ * columns 2*ox + off, all of one parity. Each input row is split once into
+ * its even and odd columns, each run between zeros wide enough for every
+ * tap's reach past the row's ends; a tap's part of an output row is then one
+ * straight copy, the padding's zeros included. (The strided gather per tap
+ * and its edge cases cost ~15% of a stride-2 layer.) Split rows are kept in
+ * three slots by iy % 3, so a 3-row kernel at row stride 2 splits each row
+ * about once. im2col takes the shapes whose split rows exceed S2_ROW. */
+enum { S2_ROW = 2048, S2_MAXK = 16 };
+
+/* The split row's layout: evens at [pad, pad + half), odds at [stride + pad,
+ * stride + pad + w/2), zeros around both; src[kx]: where tap kx's output
+ * column 0 reads. 0 if the kernel or the row is too wide for the slots. */
+static int s2_layout(const rk_conv2d_f32_params *p, int64_t *pad, int64_t *stride, int64_t src[S2_MAXK]) {
+    if (p->kw > S2_MAXK || p->w > S2_ROW) return 0;
+    int64_t half = (p->w + 1) / 2, before = 0, after = 0;
+    for (int64_t kx = 0; kx < p->kw; kx++) {
+        int64_t off = kx * p->dw - p->pl, par = off & 1, first = (off - par) / 2, len = par ? p->w / 2 : half;
+        if (-first > before) before = -first;
+        if (p->ow + first - len > after) after = p->ow + first - len;
+    }
+    *pad = before;
+    *stride = before + half + after;
+    if (2 * *stride > S2_ROW) return 0;
+    for (int64_t kx = 0; kx < p->kw; kx++) {
+        int64_t off = kx * p->dw - p->pl, par = off & 1;
+        src[kx] = par * *stride + before + (off - par) / 2;
+    }
+    return 1;
+}
+
+static void im2col_s2(const Conv *C, const float *xg, float *col, int64_t col0, int64_t cols, int64_t pad,
+                      int64_t stride, const int64_t *src) {
+    const rk_conv2d_f32_params *p = C->p;
+    int64_t plane = p->h * p->w, half = (p->w + 1) / 2;
+    float split[3][S2_ROW];
+    for (int i = 0; i < 3; i++) memset(split[i], 0, sizeof(float) * (size_t)(2 * stride));
+    for (int64_t ic = 0; ic < C->cg; ic++) {
+        const float *xc = xg + ic * plane;
+        int64_t have[3] = {-1, -1, -1};
+        for (int64_t j = 0; j < cols;) {
+            int64_t c = col0 + j, oy = c / p->ow, ox0 = c % p->ow;
+            int64_t n = p->ow - ox0 < cols - j ? p->ow - ox0 : cols - j;
+            for (int64_t ky = 0; ky < p->kh; ky++) {
+                float *d = col + (ic * p->kh + ky) * p->kw * cols + j;   /* + kx * cols: row (ic, ky, kx) */
+                int64_t iy = oy * p->sh - p->pt + ky * p->dh;
+                if (iy < 0 || iy >= p->h) {
+                    for (int64_t kx = 0; kx < p->kw; kx++) memset(d + kx * cols, 0, sizeof(float) * (size_t)n);
+                    continue;
+                }
+                float *r = split[iy % 3];
+                if (have[iy % 3] != iy) {
+                    const float *xrow = xc + iy * p->w;
+                    for (int64_t i = 0; i < half; i++) r[pad + i] = xrow[2 * i];
+                    for (int64_t i = 0; i < p->w / 2; i++) r[stride + pad + i] = xrow[2 * i + 1];
+                    have[iy % 3] = iy;
+                }
+                for (int64_t kx = 0; kx < p->kw; kx++) copy_run(d + kx * cols, r + src[kx] + ox0, n);
+            }
+            j += n;
+        }
+    }
+}
+
 /* Columns [*col0, *col0 + *cols) of column block blk. */
 static void block_cols(const Conv *C, int64_t blk, int64_t *col0, int64_t *cols) {
     if (C->tiled) {
@@ -149,6 +227,8 @@ static void gemm_task(void *arg, int tid) {
     size_t packed_group = (p->a_packed == 2 ? rk_sgemm_packed_b_size(C->ocg, C->kdim)
                                             : rk_sgemm_packed_a_size(C->ocg, C->kdim)) / sizeof(float);
     int64_t total = p->n * p->group * C->nblocks * C->msplit;
+    int64_t s2pad = 0, s2stride = 0, s2src[S2_MAXK];
+    int s2 = !direct_b && p->sw == 2 && s2_layout(p, &s2pad, &s2stride, s2src);
     for (int64_t t = tid; t < total; t += C->ntasks) {
         int64_t ms = t % C->msplit, bt = t / C->msplit;
         int64_t blk = bt % C->nblocks, bg = bt / C->nblocks, gi = bg % p->group, b = bg / p->group;
@@ -173,7 +253,8 @@ static void gemm_task(void *arg, int tid) {
             g.b = xg + col0;
             g.ldb = C->ncols;
         } else {
-            im2col(C, xg, col, col0, cols);
+            if (s2) im2col_s2(C, xg, col, col0, cols, s2pad, s2stride, s2src);
+            else im2col(C, xg, col, col0, cols);
             g.b = col;
             g.ldb = cols;
         }
