@@ -40,6 +40,7 @@ typedef struct {
      * block's rows are cut into msplit slices of mstep output channels */
     int tiled;
     int64_t ntiles, msplit, mstep;
+    int stem_split;   /* method 2, stride 2: taps read split rows in scratch (stem_task) */
 } Conv;
 
 enum { COL_TILE = 16 };   /* the GEMM's register tile width (NR in rk_gemm.c) */
@@ -145,16 +146,18 @@ static inline void copy_run(float *d, const float *s, int64_t n) {
  * about once. im2col takes the shapes whose split rows exceed S2_ROW. */
 enum { S2_ROW = 2048, S2_MAXK = 16 };
 
-/* The split row's layout: evens at [pad, pad + half), odds at [stride + pad,
- * stride + pad + w/2), zeros around both; src[kx]: where tap kx's output
- * column 0 reads. 0 if the kernel or the row is too wide for the slots. */
-static int s2_layout(const rk_conv2d_f32_params *p, int64_t *pad, int64_t *stride, int64_t src[S2_MAXK]) {
-    if (p->kw > S2_MAXK || p->w > S2_ROW) return 0;
+/* The split row's layout for output columns [0, ow): evens at [pad, pad +
+ * half), odds at [stride + pad, stride + pad + w/2), zeros around both;
+ * src[kx]: where tap kx's output column 0 reads. 0 if the kernel or the
+ * row is too wide for the slots. */
+static int s2_layout(const rk_conv2d_f32_params *p, int64_t ow, int64_t *pad, int64_t *stride,
+                     int64_t src[S2_MAXK]) {
+    if (p->kw > S2_MAXK || p->w > S2_ROW || ow > S2_ROW) return 0;
     int64_t half = (p->w + 1) / 2, before = 0, after = 0;
     for (int64_t kx = 0; kx < p->kw; kx++) {
         int64_t off = kx * p->dw - p->pl, par = off & 1, first = (off - par) / 2, len = par ? p->w / 2 : half;
         if (-first > before) before = -first;
-        if (p->ow + first - len > after) after = p->ow + first - len;
+        if (ow + first - len > after) after = ow + first - len;
     }
     *pad = before;
     *stride = before + half + after;
@@ -166,10 +169,16 @@ static int s2_layout(const rk_conv2d_f32_params *p, int64_t *pad, int64_t *strid
     return 1;
 }
 
+/* An input row into the layout above (the zeros are the caller's). */
+static void s2_split(const float *xrow, int64_t w, int64_t pad, int64_t stride, float *r) {
+    for (int64_t i = 0; i < (w + 1) / 2; i++) r[pad + i] = xrow[2 * i];
+    for (int64_t i = 0; i < w / 2; i++) r[stride + pad + i] = xrow[2 * i + 1];
+}
+
 static void im2col_s2(const Conv *C, const float *xg, float *col, int64_t col0, int64_t cols, int64_t pad,
                       int64_t stride, const int64_t *src) {
     const rk_conv2d_f32_params *p = C->p;
-    int64_t plane = p->h * p->w, half = (p->w + 1) / 2;
+    int64_t plane = p->h * p->w;
     float split[3][S2_ROW];
     for (int i = 0; i < 3; i++) memset(split[i], 0, sizeof(float) * (size_t)(2 * stride));
     for (int64_t ic = 0; ic < C->cg; ic++) {
@@ -187,9 +196,7 @@ static void im2col_s2(const Conv *C, const float *xg, float *col, int64_t col0, 
                 }
                 float *r = split[iy % 3];
                 if (have[iy % 3] != iy) {
-                    const float *xrow = xc + iy * p->w;
-                    for (int64_t i = 0; i < half; i++) r[pad + i] = xrow[2 * i];
-                    for (int64_t i = 0; i < p->w / 2; i++) r[stride + pad + i] = xrow[2 * i + 1];
+                    s2_split(xc + iy * p->w, p->w, pad, stride, r);
                     have[iy % 3] = iy;
                 }
                 for (int64_t kx = 0; kx < p->kw; kx++) copy_run(d + kx * cols, r + src[kx] + ox0, n);
@@ -228,7 +235,7 @@ static void gemm_task(void *arg, int tid) {
                                             : rk_sgemm_packed_a_size(C->ocg, C->kdim)) / sizeof(float);
     int64_t total = p->n * p->group * C->nblocks * C->msplit;
     int64_t s2pad = 0, s2stride = 0, s2src[S2_MAXK];
-    int s2 = !direct_b && p->sw == 2 && s2_layout(p, &s2pad, &s2stride, s2src);
+    int s2 = !direct_b && p->sw == 2 && s2_layout(p, p->ow, &s2pad, &s2stride, s2src);
     for (int64_t t = tid; t < total; t += C->ntasks) {
         int64_t ms = t % C->msplit, bt = t / C->msplit;
         int64_t blk = bt % C->nblocks, bg = bt / C->nblocks, gi = bg % p->group, b = bg / p->group;
@@ -892,6 +899,19 @@ static void stem_task(void *arg, int tid) {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     float wt[4 * 7 * 7 * 16];   /* the block's weights, [tap][16 channels] */
     int64_t have = -1;
+    /* stride 2 (stem_split): the input rows split into even and odd columns
+     * between zeros (s2_layout) in scratch, in 8 slots by iy % 8 (a task's
+     * rows are kh <= 7 consecutive ones); a tap is then one plain load, no
+     * permute and no mask. Slot i of channel ic: split + (i * c + ic) * srow. */
+    float *split = NULL;
+    int64_t spad = 0, sstride = 0, ssrc[S2_MAXK], srow = 0, slot_key[8];
+    if (C->stem_split) {
+        split = rk_align64f(C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread);
+        s2_layout(p, (ow + 15) / 16 * 16, &spad, &sstride, ssrc);
+        srow = 2 * sstride;
+        memset(split, 0, sizeof(float) * (size_t)(8 * c * srow));
+        for (int i = 0; i < 8; i++) slot_key[i] = -1;
+    }
     for (int64_t t = t0; t < t1; t++) {
         int64_t oy = t % oh, o0 = t / oh % ob * 16, b = t / oh / ob;
         const float *xb = x + b * c * h * w;
@@ -899,6 +919,13 @@ static void stem_task(void *arg, int tid) {
             for (int64_t k = 0; k < kdim; k++)
                 for (int o = 0; o < 16; o++) wt[k * 16 + o] = C->w[(o0 + o) * kdim + k];
             have = o0;
+        }
+        for (int64_t ky = 0; split && ky < kh; ky++) {
+            int64_t iy = oy * sh - pt + ky;
+            if (iy < 0 || iy >= h || slot_key[iy % 8] == b * h + iy) continue;
+            for (int64_t ic = 0; ic < c; ic++)
+                s2_split(xb + (ic * h + iy) * w, w, spad, sstride, split + (iy % 8 * c + ic) * srow);
+            slot_key[iy % 8] = b * h + iy;
         }
         for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
             __m512 acc[16];
@@ -909,7 +936,7 @@ static void stem_task(void *arg, int tid) {
              * per tap (lanes outside load as 0, the padding im2col writes) */
             int64_t base0 = ox0 * sw - pl;
             __mmask16 ma[7], md[7];
-            int full = base0 >= 0 && base0 + kw - 1 + 16 * sw <= w;
+            int full = split || (base0 >= 0 && base0 + kw - 1 + 16 * sw <= w);
             for (int64_t kx = 0; kx < kw && !full; kx++) {
                 int64_t base = base0 + kx;   /* input column of lane 0 */
                 ma[kx] = dw_lanes(-base, w - base);
@@ -930,7 +957,10 @@ static void stem_task(void *arg, int tid) {
         __m512 tap = TAP;                                                                                   \
         for (int o = 0; o < 16; o++) acc[o] = _mm512_fmadd_ps(_mm512_set1_ps(wk[o]), tap, acc[o]);         \
     }
-                    if (sw == 2 && full)
+                    if (split) {
+                        const float *sr = split + (iy % 8 * c + ic) * srow + ox0;
+                        STEM_TAPS(_mm512_loadu_ps(sr + ssrc[kx]))
+                    } else if (sw == 2 && full)
                         STEM_TAPS(_mm512_permutex2var_ps(_mm512_loadu_ps(row + kx), even, _mm512_loadu_ps(row + kx + 16)))
                     else if (sw == 2)
                         STEM_TAPS(_mm512_permutex2var_ps(_mm512_maskz_loadu_ps(ma[kx], row + kx), even,
@@ -990,7 +1020,10 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
     int nt = ctx && ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
 #if defined(__AVX512F__)
     if (p->method == 2 && stem_ok(p)) {
-        int64_t total = p->n * (p->oc / 16) * p->oh;
+        int64_t total = p->n * (p->oc / 16) * p->oh, pad, stride, src[S2_MAXK];
+        C.stem_split = p->sw == 2 && ctx && ctx->scratch &&
+                       s2_layout(p, (p->ow + 15) / 16 * 16, &pad, &stride, src) &&
+                       (size_t)(8 * p->c * 2 * stride) * sizeof(float) + 64 <= ctx->scratch_per_thread;
         C.ntasks = nt < total ? nt : (total > 0 ? total : 1);
         rk_pool_run(ctx ? ctx->pool : NULL, (int)C.ntasks, stem_task, &C);
         return RLX_OK;
