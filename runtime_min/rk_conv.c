@@ -187,7 +187,10 @@ typedef struct {
     const float *x;
     float *y;
     int64_t ntasks;
+    rk_queue *q;   /* channels in runs, POOL_RUNS per thread (rk_take) */
 } PoolF32;
+
+enum { POOL_RUNS = 4 };
 
 /* acc[j] = rs_max(acc[j], src[j*S]) for j in [0, n); S is a constant in the
  * calls below, so the loads are contiguous or a fixed stride. */
@@ -340,15 +343,17 @@ static void maxpool2d_task(void *arg, int tid) {
     const PoolF32 *M = arg;
     const rk_pool_nd_params *p = M->p;
     int64_t plane = p->in_dims[1] * p->in_dims[2], oplane = p->out_dims[1] * p->out_dims[2];
-    /* contiguous channel ranges, one per task */
-    int64_t q0 = p->nc * tid / M->ntasks, q1 = p->nc * (tid + 1) / M->ntasks;
-    for (int64_t q = q0; q < q1; q++) maxpool2d_plane(p, M->x + q * plane, M->y + q * oplane);
+    int64_t cursor = 0, k, q0, q1;
+    for (int v; (v = rk_take(M->q, (int)M->ntasks, tid, POOL_RUNS, &cursor, &k)) >= 0;) {
+        rk_run_range(p->nc, (int)M->ntasks, POOL_RUNS, v, k, &q0, &q1);
+        for (int64_t q = q0; q < q1; q++) maxpool2d_plane(p, M->x + q * plane, M->y + q * oplane);
+    }
 }
 
 /* Below this many window taps a pooling runs on one thread. */
 #define POOL_THREAD_MIN_TAPS (1 << 16)
 
-/* An f32 pooling fast path: task over contiguous channel ranges, on the
+/* An f32 pooling fast path: task over runs of contiguous channels, on the
  * context's threads when there are at least min_taps window taps. */
 static int pool_f32_run(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x, float *y, double taps,
                         double min_taps, void (*task)(void *, int)) {
@@ -357,8 +362,12 @@ static int pool_f32_run(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x,
     M.x = x;
     M.y = y;
     int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && taps >= min_taps ? ctx->nthreads : 1;
+    if (nt > RK_QUEUE_MAX) nt = RK_QUEUE_MAX;
     M.ntasks = nt < p->nc ? nt : (p->nc > 0 ? p->nc : 1);
-    rk_pool_run(ctx ? ctx->pool : NULL, (int)M.ntasks, task, &M);
+    rk_queue q;
+    rk_queue_init(&q, (int)M.ntasks);
+    M.q = &q;
+    rk_pool_share(ctx ? ctx->pool : NULL, (int)M.ntasks, task, &M);
     return RLX_OK;
 }
 
@@ -373,12 +382,15 @@ static int maxpool2d_f32(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x
 static void global_avg_task(void *arg, int tid) {
     const PoolF32 *M = arg;
     int64_t plane = vol3(M->p->in_dims);
-    int64_t q0 = M->p->nc * tid / M->ntasks, q1 = M->p->nc * (tid + 1) / M->ntasks;
-    for (int64_t q = q0; q < q1; q++) {
-        const float *xq = M->x + q * plane;
-        float sum = 0.0f;
-        for (int64_t i = 0; i < plane; i++) sum += xq[i];
-        M->y[q] = sum / (float)plane;
+    int64_t cursor = 0, k, q0, q1;
+    for (int v; (v = rk_take(M->q, (int)M->ntasks, tid, POOL_RUNS, &cursor, &k)) >= 0;) {
+        rk_run_range(M->p->nc, (int)M->ntasks, POOL_RUNS, v, k, &q0, &q1);
+        for (int64_t q = q0; q < q1; q++) {
+            const float *xq = M->x + q * plane;
+            float sum = 0.0f;
+            for (int64_t i = 0; i < plane; i++) sum += xq[i];
+            M->y[q] = sum / (float)plane;
+        }
     }
 }
 

@@ -41,9 +41,11 @@ typedef struct {
     int tiled;
     int64_t ntiles, msplit, mstep;
     int stem_split;   /* method 2, stride 2: taps read split rows in scratch (stem_task) */
+    rk_queue *q;      /* the tasks' owners (rk_take) */
 } Conv;
 
 enum { COL_TILE = 16 };   /* the GEMM's register tile width (NR in rk_gemm.c) */
+enum { RK_RUNS = 4 };     /* contiguous runs per thread where work is cut into runs (rk_take) */
 
 static int64_t align16f(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
@@ -236,7 +238,10 @@ static void gemm_task(void *arg, int tid) {
     int64_t total = p->n * p->group * C->nblocks * C->msplit;
     int64_t s2pad = 0, s2stride = 0, s2src[S2_MAXK];
     int s2 = !direct_b && p->sw == 2 && s2_layout(p, p->ow, &s2pad, &s2stride, s2src);
-    for (int64_t t = tid; t < total; t += C->ntasks) {
+    int64_t per = (total + C->ntasks - 1) / C->ntasks, cursor = 0, k;
+    for (int v; (v = rk_take(C->q, (int)C->ntasks, tid, per, &cursor, &k)) >= 0;) {
+        int64_t t = v + k * C->ntasks;   /* thread v's tasks: v, v + ntasks, ... */
+        if (t >= total) continue;
         int64_t ms = t % C->msplit, bt = t / C->msplit;
         int64_t blk = bt % C->nblocks, bg = bt / C->nblocks, gi = bg % p->group, b = bg / p->group;
         int64_t col0, cols;
@@ -725,11 +730,18 @@ static void direct_task(void *arg, int tid) {
 #else
     (void)flat_plan;
 #endif
-    /* a contiguous run of planes per thread: taking every other plane put
-     * both threads' writes in the cache lines where small planes (7x7 =
-     * 196 bytes) meet, and 14x14 and 7x7 depthwise layers did not scale */
-    int64_t t0 = total * tid / C->ntasks, t1 = total * (tid + 1) / C->ntasks;
-    for (int64_t t = t0; t < t1; t++) {
+    /* contiguous runs of planes (RK_RUNS per thread): taking every other
+     * plane put both threads' writes in the cache lines where small planes
+     * (7x7 = 196 bytes) meet, and 14x14 and 7x7 depthwise layers did not scale */
+    int64_t cursor = 0, k, t0 = 0, t1 = 0;
+    for (int64_t t = 0;; t++) {
+        if (t >= t1) {
+            int v = rk_take(C->q, (int)C->ntasks, tid, RK_RUNS, &cursor, &k);
+            if (v < 0) break;
+            rk_run_range(total, (int)C->ntasks, RK_RUNS, v, k, &t0, &t1);
+            t = t0;
+            if (t >= t1) continue;
+        }
         int64_t b = t / p->oc, o = t % p->oc;
         const float *xg = C->x + (b * p->c + (o / C->ocg) * C->cg) * plane;
         const float *wo = C->w + o * C->cg * p->kh * p->kw;
@@ -894,8 +906,8 @@ static void stem_task(void *arg, int tid) {
     const float *x = C->x, *bias = C->bias, *res = C->res;
     float *y = C->y;
     int vec_act = act == RS_ACT_NONE || act == RS_ACT_RELU || act == RS_ACT_CLIP;
-    int64_t ob = oc / 16, total = p->n * ob * oh;   /* tasks: (image, 16 channels, output row) */
-    int64_t t0 = total * tid / C->ntasks, t1 = total * (tid + 1) / C->ntasks;
+    int64_t ob = oc / 16, total = p->n * ob * oh;   /* rows: (image, 16 channels, output row) */
+    int64_t cursor = 0, k;
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     float wt[4 * 7 * 7 * 16];   /* the block's weights, [tap][16 channels] */
     int64_t have = -1;
@@ -912,7 +924,14 @@ static void stem_task(void *arg, int tid) {
         memset(split, 0, sizeof(float) * (size_t)(8 * c * srow));
         for (int i = 0; i < 8; i++) slot_key[i] = -1;
     }
-    for (int64_t t = t0; t < t1; t++) {
+    for (int64_t t = 0, t0 = 0, t1 = 0;; t++) {
+        if (t >= t1) {   /* the next run of rows */
+            int v = rk_take(C->q, (int)C->ntasks, tid, RK_RUNS, &cursor, &k);
+            if (v < 0) break;
+            rk_run_range(total, (int)C->ntasks, RK_RUNS, v, k, &t0, &t1);
+            t = t0;
+            if (t >= t1) continue;
+        }
         int64_t oy = t % oh, o0 = t / oh % ob * 16, b = t / oh / ob;
         const float *xb = x + b * c * h * w;
         if (o0 != have) {
@@ -1018,6 +1037,9 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
      * channels, 254 K multiply-adds, ran on one thread) */
     if (p->method == 0) macs += (double)p->n * (double)(p->c * p->h * p->w + p->oc * C.ncols);
     int nt = ctx && ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
+    if (nt > RK_QUEUE_MAX) nt = RK_QUEUE_MAX;
+    rk_queue q;
+    C.q = &q;
 #if defined(__AVX512F__)
     if (p->method == 2 && stem_ok(p)) {
         int64_t total = p->n * (p->oc / 16) * p->oh, pad, stride, src[S2_MAXK];
@@ -1025,7 +1047,8 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
                        s2_layout(p, (p->ow + 15) / 16 * 16, &pad, &stride, src) &&
                        (size_t)(8 * p->c * 2 * stride) * sizeof(float) + 64 <= ctx->scratch_per_thread;
         C.ntasks = nt < total ? nt : (total > 0 ? total : 1);
-        rk_pool_run(ctx ? ctx->pool : NULL, (int)C.ntasks, stem_task, &C);
+        rk_queue_init(&q, (int)C.ntasks);
+        rk_pool_share(ctx ? ctx->pool : NULL, (int)C.ntasks, stem_task, &C);
         return RLX_OK;
     }
 #endif
@@ -1034,11 +1057,13 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
             ctx->scratch_per_thread < rk_conv2d_scratch(C.ocg, C.kdim, p->nblk, p->a_packed == 2))
             return RLX_E_ARG;   /* the plan reserves this; a mismatch is a bug, not a crash */
         plan_gemm(&C, nt);
-        rk_pool_run(ctx->pool, (int)C.ntasks, gemm_task, &C);
+        rk_queue_init(&q, (int)C.ntasks);
+        rk_pool_share(ctx->pool, (int)C.ntasks, gemm_task, &C);
     } else {
         int64_t total = p->n * p->oc;
         C.ntasks = nt < total ? nt : (total > 0 ? total : 1);
-        rk_pool_run(ctx ? ctx->pool : NULL, (int)C.ntasks, direct_task, &C);
+        rk_queue_init(&q, (int)C.ntasks);
+        rk_pool_share(ctx ? ctx->pool : NULL, (int)C.ntasks, direct_task, &C);
     }
     return RLX_OK;
 }
@@ -1071,6 +1096,7 @@ typedef struct {
     float *y;
     rk_ctx *ctx;
     int64_t nbands, ntasks;
+    rk_queue *q;     /* runs of bands, RK_RUNS per thread (rk_take) */
 } PwDw;
 
 static void pwdw_task(void *arg, int tid) {
@@ -1080,9 +1106,16 @@ static void pwdw_task(void *arg, int tid) {
     int64_t stride = pwdw_erows(p->sh, p->rows) * p->w;   /* one channel's rows in scratch */
     float *e = rk_align64f(scratch);
     void *gscratch = e + align16f(p->e * stride);
-    int64_t total = p->n * D->nbands, t0 = total * tid / D->ntasks, t1 = total * (tid + 1) / D->ntasks;
+    int64_t total = p->n * D->nbands, cursor = 0, k, t0 = 0, t1 = 0;
     int64_t have_img = -1, have0 = 0, have1 = 0;   /* 1x1 rows [have0, have1) of image have_img in scratch */
-    for (int64_t t = t0; t < t1; t++) {
+    for (int64_t t = 0;; t++) {
+        if (t >= t1) {   /* the next run of bands */
+            int v = rk_take(D->q, (int)D->ntasks, tid, RK_RUNS, &cursor, &k);
+            if (v < 0) break;
+            rk_run_range(total, (int)D->ntasks, RK_RUNS, v, k, &t0, &t1);
+            t = t0;
+            if (t >= t1) continue;
+        }
         int64_t img = t / D->nbands, oy0 = t % D->nbands * p->rows;
         int64_t oy1 = oy0 + p->rows < p->oh ? oy0 + p->rows : p->oh;
         int64_t r0 = oy0 * p->sh - p->pt, r1 = (oy1 - 1) * p->sh - p->pt + 3;
@@ -1152,7 +1185,11 @@ int rk_conv_pwdw_f32(rk_ctx *ctx, const void *params, const void *const *in, voi
     int64_t total = p->n * D.nbands;
     double macs = (double)p->n * (double)p->e * (double)p->h * (double)p->w * (double)p->c;
     int64_t nt = ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
+    if (nt > RK_QUEUE_MAX) nt = RK_QUEUE_MAX;
     D.ntasks = nt < total ? nt : (total > 0 ? total : 1);
-    rk_pool_run(ctx->pool, (int)D.ntasks, pwdw_task, &D);
+    rk_queue q;
+    rk_queue_init(&q, (int)D.ntasks);
+    D.q = &q;
+    rk_pool_share(ctx->pool, (int)D.ntasks, pwdw_task, &D);
     return RLX_OK;
 }

@@ -44,6 +44,7 @@
 #include <cblas.h>
 #endif
 #include "rk_gemm.h"
+#include "rlx_rt.h"
 
 #include <string.h>
 
@@ -982,27 +983,32 @@ typedef struct {
     size_t scratch_per_thread;
     int split_n;             /* split columns (else rows) */
     int64_t tiles, nthreads; /* tiles of the split dimension (NR or MR each) */
+    rk_queue *q;             /* the tiles in runs, per for each thread (rk_take) */
+    int64_t per;             /* 2 with threads (each run packs the operand runs share again), else 1 */
 } gemm_team;
 
 static void gemm_task(void *arg, int tid) {
     const gemm_team *team = arg;
     const rk_sgemm_args *g = team->g;
-    gemm_part part;
-    part_init(&part, g, team->scratch + (size_t)tid * team->scratch_per_thread);
-    int64_t t0 = team->tiles * tid / team->nthreads, t1 = team->tiles * (tid + 1) / team->nthreads;
-    if (t0 >= t1) return;
-    part.m0 = 0;
-    part.m1 = g->m;
-    part.n0 = 0;
-    part.n1 = g->n;
-    if (team->split_n) {
-        part.n0 = t0 * NR;
-        part.n1 = min64(t1 * NR, g->n);
-    } else {
-        part.m0 = t0 * MR;
-        part.m1 = min64(t1 * MR, g->m);
+    int64_t cursor = 0, k, t0, t1;
+    for (int v; (v = rk_take(team->q, (int)team->nthreads, tid, team->per, &cursor, &k)) >= 0;) {
+        rk_run_range(team->tiles, (int)team->nthreads, team->per, v, k, &t0, &t1);
+        if (t0 >= t1) continue;
+        gemm_part part;
+        part_init(&part, g, team->scratch + (size_t)tid * team->scratch_per_thread);
+        part.m0 = 0;
+        part.m1 = g->m;
+        part.n0 = 0;
+        part.n1 = g->n;
+        if (team->split_n) {
+            part.n0 = t0 * NR;
+            part.n1 = min64(t1 * NR, g->n);
+        } else {
+            part.m0 = t0 * MR;
+            part.m1 = min64(t1 * MR, g->m);
+        }
+        gemm_part_run(&part);
     }
-    gemm_part_run(&part);
 }
 
 void rk_sgemm_ex(const rk_sgemm_args *g, void *scratch, int nthreads, rk_parallel_fn parallel, void *parallel_ctx) {
@@ -1033,11 +1039,18 @@ void rk_sgemm_ex(const rk_sgemm_args *g, void *scratch, int nthreads, rk_paralle
     team.tiles = team.split_n ? n_tiles : m_tiles;
     team.nthreads = nthreads < 1 ? 1 : nthreads;
     if (team.nthreads > team.tiles) team.nthreads = team.tiles;
+    if (team.nthreads > RK_QUEUE_MAX) team.nthreads = RK_QUEUE_MAX;
+    rk_queue q;
+    team.q = &q;
+    team.per = 2;
     if (team.nthreads <= 1 || !parallel) {
         team.nthreads = 1;
+        team.per = 1;
+        rk_queue_init(&q, 1);
         gemm_task(&team, 0);
         return;
     }
+    rk_queue_init(&q, (int)team.nthreads);
     parallel(parallel_ctx, (int)team.nthreads, gemm_task, &team);
 }
 

@@ -41,7 +41,9 @@ extern "C" {
 static inline float *rk_align64f(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
 
 /* Fork-join callback of the caller's thread pool: runs task(arg, tid) for
- * tid = 0 .. nthreads-1 (concurrently or not) and returns when all are done. */
+ * tid = 0 .. nthreads-1 (concurrently or not) and returns when all are done;
+ * or, like rk_pool_share, for tid 0 and those others that come while work is
+ * left (the GEMM's tasks take their share with rk_take: either is right). */
 typedef void (*rk_parallel_fn)(void *ctx, int nthreads, void (*task)(void *arg, int tid), void *arg);
 
 /* Everything a GEMM call needs. packed_a / packed_b, when not NULL, replace

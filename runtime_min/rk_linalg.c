@@ -27,7 +27,7 @@ static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
     if (!ctx || !ctx->scratch || ctx->scratch_per_thread < rk_sgemm_scratch_size(args->m, args->n, args->k))
         return RLX_E_ARG;   /* the plan reserves this; a mismatch is a bug, not a crash */
     int nt = threads_for(ctx, args->m, args->n, args->k);
-    rk_sgemm_ex(args, ctx->scratch, nt, nt > 1 ? rk_pool_run : NULL, ctx->pool);
+    rk_sgemm_ex(args, ctx->scratch, nt, nt > 1 ? rk_pool_share : NULL, ctx->pool);
     return RLX_OK;
 }
 

@@ -16,7 +16,8 @@
  * packing pass), runs the a*a GEMMs into M with U pre-packed, and transforms
  * M back into outputs, with the fused epilogue (bias, residual, activation)
  * applied as each output is stored. Blocks and chunks are fixed at compile
- * time and threads take whole tasks, so every output is computed the same
+ * time and threads take whole tasks (thread t tasks t, t + n, ..., and
+ * those of a slowed thread: rk_take), so every output is computed the same
  * way whatever the thread count. A thread that takes several chunks of one
  * block in a row transforms the block once.
  *
@@ -50,6 +51,7 @@ typedef struct {
     rk_ctx *ctx;
     int a, a2;
     int64_t tiles_w, tiles, nblocks, nchunks, ntasks;
+    rk_queue *q;     /* thread t owns tasks t, t + ntasks, ... (rk_take) */
 } Wino;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -339,7 +341,10 @@ static void wino_task(void *arg, int tid) {
     size_t ufull = rk_sgemm_packed_a_size(p->ocb, p->c) / sizeof(float);
     int64_t plane = p->h * p->w, oplane = p->oh * p->ow, total = p->n * W->nblocks * W->nchunks;
     int64_t have = -1;   /* the (image, block) whose V this thread holds */
-    for (int64_t t = tid; t < total; t += W->ntasks) {
+    int64_t per = (total + W->ntasks - 1) / W->ntasks, cursor = 0, k;
+    for (int v; (v = rk_take(W->q, (int)W->ntasks, tid, per, &cursor, &k)) >= 0;) {
+        int64_t t = v + k * W->ntasks;
+        if (t >= total) continue;
         int64_t q = t % W->nchunks, bt = t / W->nchunks, b = bt / W->nblocks, blk = bt % W->nblocks;
         int64_t t0 = blk * p->tb, n = min64(p->tb, W->tiles - t0);
         if (bt != have) {
@@ -396,7 +401,11 @@ int rk_conv_wino_f32(rk_ctx *ctx, const void *params, const void *const *in, voi
     int64_t total = p->n * W.nblocks * W.nchunks;
     double macs = (double)p->n * (double)p->oc * (double)p->c * 9.0 * (double)(p->oh * p->ow);
     int nt = ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
+    if (nt > RK_QUEUE_MAX) nt = RK_QUEUE_MAX;
     W.ntasks = nt < total ? nt : total;
-    rk_pool_run(ctx->pool, (int)W.ntasks, wino_task, &W);
+    rk_queue q;
+    rk_queue_init(&q, (int)W.ntasks);
+    W.q = &q;
+    rk_pool_share(ctx->pool, (int)W.ntasks, wino_task, &W);
     return RLX_OK;
 }

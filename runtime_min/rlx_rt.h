@@ -98,6 +98,58 @@ typedef struct rk_pool rk_pool;
 int rk_pool_new(int nthreads, rk_pool **out);
 void rk_pool_free(rk_pool *pool);
 void rk_pool_run(void *pool, int nthreads, void (*task)(void *arg, int tid), void *arg);
+/* The same for tasks that take their work with rk_take: a worker that comes
+ * late (its core busy with other load) may be skipped, its share done by
+ * the others. */
+void rk_pool_share(void *pool, int nthreads, void (*task)(void *arg, int tid), void *arg);
+
+/* The work of a rk_pool_share run, in units: each of the run's threads owns
+ * `per` of them (unit k of owner v; the kernel maps (v, k) to its work the
+ * way it split it over threads before), takes its own first, in order, then
+ * helps the others with what is left of theirs. When all threads keep pace
+ * each does exactly its own share, so what one layer leaves in a core's
+ * cache the next reads on that core; a thread slowed or kept off its core by
+ * other load leaves its share to the others. With GCC-style atomics; else
+ * each thread takes its own share only (and rk_pool_share runs every tid).
+ * A run uses at most RK_QUEUE_MAX threads. */
+enum { RK_QUEUE_MAX = 64 };
+typedef struct {
+    int64_t taken[RK_QUEUE_MAX][8];   /* per owner: units given out; a cache line each */
+} rk_queue;
+
+static inline void rk_queue_init(rk_queue *q, int nthreads) {
+    for (int v = 0; v < nthreads && v < RK_QUEUE_MAX; v++) q->taken[v][0] = 0;
+}
+
+/* The next unit for thread tid (cursor: the thread's, 0 before its first
+ * call): its owner, with *k set, or -1 when none is left. */
+static inline int rk_take(rk_queue *q, int nthreads, int tid, int64_t per, int64_t *cursor, int64_t *k) {
+#if defined(__GNUC__) && !defined(RLX_NO_THREADS) && !defined(RLX_NO_ATOMICS)
+    for (; *cursor < nthreads; (*cursor)++) {
+        int v = (int)((tid + *cursor) % nthreads);
+        int64_t j = __atomic_fetch_add(&q->taken[v][0], 1, __ATOMIC_RELAXED);
+        if (j < per) {
+            *k = j;
+            return v;
+        }
+    }
+    return -1;
+#else
+    (void)q, (void)nthreads;
+    if (*cursor >= per) return -1;
+    *k = (*cursor)++;
+    return tid;
+#endif
+}
+
+/* Contiguous runs of `total` items, `per` runs for each of nthreads owners:
+ * run k of owner v is items [*lo, *hi). Owner v's runs together are its
+ * even share, [total * v / nthreads, total * (v + 1) / nthreads). */
+static inline void rk_run_range(int64_t total, int nthreads, int64_t per, int v, int64_t k, int64_t *lo, int64_t *hi) {
+    int64_t runs = (int64_t)nthreads * per, u = (int64_t)v * per + k;
+    *lo = total * u / runs;
+    *hi = total * (u + 1) / runs;
+}
 
 /* Kernel context: threads and the scratch memory kernels may use (GEMM
  * packing, im2col), scratch_per_thread bytes for each of nthreads. */
