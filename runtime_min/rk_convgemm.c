@@ -733,15 +733,8 @@ static void direct_task(void *arg, int tid) {
     /* contiguous runs of planes (RK_RUNS per thread): taking every other
      * plane put both threads' writes in the cache lines where small planes
      * (7x7 = 196 bytes) meet, and 14x14 and 7x7 depthwise layers did not scale */
-    int64_t cursor = 0, k, t0 = 0, t1 = 0;
-    for (int64_t t = 0;; t++) {
-        if (t >= t1) {
-            int v = rk_take(C->q, (int)C->ntasks, tid, RK_RUNS, &cursor, &k);
-            if (v < 0) break;
-            rk_run_range(total, (int)C->ntasks, RK_RUNS, v, k, &t0, &t1);
-            t = t0;
-            if (t >= t1) continue;
-        }
+    int64_t cursor = 0, t = -1, t1 = 0;
+    while (rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1)) {
         int64_t b = t / p->oc, o = t % p->oc;
         const float *xg = C->x + (b * p->c + (o / C->ocg) * C->cg) * plane;
         const float *wo = C->w + o * C->cg * p->kh * p->kw;
@@ -907,7 +900,7 @@ static void stem_task(void *arg, int tid) {
     float *y = C->y;
     int vec_act = act == RS_ACT_NONE || act == RS_ACT_RELU || act == RS_ACT_CLIP;
     int64_t ob = oc / 16, total = p->n * ob * oh;   /* rows: (image, 16 channels, output row) */
-    int64_t cursor = 0, k;
+    int64_t cursor = 0;
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     float wt[4 * 7 * 7 * 16];   /* the block's weights, [tap][16 channels] */
     int64_t have = -1;
@@ -924,14 +917,7 @@ static void stem_task(void *arg, int tid) {
         memset(split, 0, sizeof(float) * (size_t)(8 * c * srow));
         for (int i = 0; i < 8; i++) slot_key[i] = -1;
     }
-    for (int64_t t = 0, t0 = 0, t1 = 0;; t++) {
-        if (t >= t1) {   /* the next run of rows */
-            int v = rk_take(C->q, (int)C->ntasks, tid, RK_RUNS, &cursor, &k);
-            if (v < 0) break;
-            rk_run_range(total, (int)C->ntasks, RK_RUNS, v, k, &t0, &t1);
-            t = t0;
-            if (t >= t1) continue;
-        }
+    for (int64_t t = -1, t1 = 0; rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1);) {
         int64_t oy = t % oh, o0 = t / oh % ob * 16, b = t / oh / ob;
         const float *xb = x + b * c * h * w;
         if (o0 != have) {
@@ -1106,16 +1092,9 @@ static void pwdw_task(void *arg, int tid) {
     int64_t stride = pwdw_erows(p->sh, p->rows) * p->w;   /* one channel's rows in scratch */
     float *e = rk_align64f(scratch);
     void *gscratch = e + align16f(p->e * stride);
-    int64_t total = p->n * D->nbands, cursor = 0, k, t0 = 0, t1 = 0;
+    int64_t total = p->n * D->nbands, cursor = 0, t = -1, t1 = 0;
     int64_t have_img = -1, have0 = 0, have1 = 0;   /* 1x1 rows [have0, have1) of image have_img in scratch */
-    for (int64_t t = 0;; t++) {
-        if (t >= t1) {   /* the next run of bands */
-            int v = rk_take(D->q, (int)D->ntasks, tid, RK_RUNS, &cursor, &k);
-            if (v < 0) break;
-            rk_run_range(total, (int)D->ntasks, RK_RUNS, v, k, &t0, &t1);
-            t = t0;
-            if (t >= t1) continue;
-        }
+    while (rk_next_item(D->q, (int)D->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1)) {
         int64_t img = t / D->nbands, oy0 = t % D->nbands * p->rows;
         int64_t oy1 = oy0 + p->rows < p->oh ? oy0 + p->rows : p->oh;
         int64_t r0 = oy0 * p->sh - p->pt, r1 = (oy1 - 1) * p->sh - p->pt + 3;

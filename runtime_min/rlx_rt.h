@@ -151,6 +151,24 @@ static inline void rk_run_range(int64_t total, int nthreads, int64_t per, int v,
     *hi = total * (u + 1) / runs;
 }
 
+/* A thread's next item of work cut into runs as above: *t moves on inside
+ * the run [.., *hi) it has, or to the start of the next non-empty run it
+ * takes; 0 when none is left. Start with *t = -1, *hi = 0, *cursor = 0. */
+static inline int rk_next_item(rk_queue *q, int nthreads, int tid, int64_t per, int64_t total, int64_t *cursor,
+                               int64_t *t, int64_t *hi) {
+    if (++*t < *hi) return 1;
+    for (;;) {
+        int64_t k, lo;
+        int v = rk_take(q, nthreads, tid, per, cursor, &k);
+        if (v < 0) return 0;
+        rk_run_range(total, nthreads, per, v, k, &lo, hi);
+        if (lo < *hi) {
+            *t = lo;
+            return 1;
+        }
+    }
+}
+
 /* Kernel context: threads and the scratch memory kernels may use (GEMM
  * packing, im2col), scratch_per_thread bytes for each of nthreads. */
 typedef struct rk_ctx {
