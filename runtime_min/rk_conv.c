@@ -343,11 +343,8 @@ static void maxpool2d_task(void *arg, int tid) {
     const PoolF32 *M = arg;
     const rk_pool_nd_params *p = M->p;
     int64_t plane = p->in_dims[1] * p->in_dims[2], oplane = p->out_dims[1] * p->out_dims[2];
-    int64_t cursor = 0, k, q0, q1;
-    for (int v; (v = rk_take(M->q, (int)M->ntasks, tid, POOL_RUNS, &cursor, &k)) >= 0;) {
-        rk_run_range(p->nc, (int)M->ntasks, POOL_RUNS, v, k, &q0, &q1);
-        for (int64_t q = q0; q < q1; q++) maxpool2d_plane(p, M->x + q * plane, M->y + q * oplane);
-    }
+    for (int64_t cursor = 0, q = -1, q1 = 0; rk_next_item(M->q, (int)M->ntasks, tid, POOL_RUNS, p->nc, &cursor, &q, &q1);)
+        maxpool2d_plane(p, M->x + q * plane, M->y + q * oplane);
 }
 
 /* Below this many window taps a pooling runs on one thread. */
@@ -362,10 +359,8 @@ static int pool_f32_run(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x,
     M.x = x;
     M.y = y;
     int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && taps >= min_taps ? ctx->nthreads : 1;
-    if (nt > RK_QUEUE_MAX) nt = RK_QUEUE_MAX;
-    M.ntasks = nt < p->nc ? nt : (p->nc > 0 ? p->nc : 1);
     rk_queue q;
-    rk_queue_init(&q, (int)M.ntasks);
+    M.ntasks = rk_queue_init(&q, nt < p->nc ? nt : (p->nc > 0 ? p->nc : 1));
     M.q = &q;
     rk_pool_share(ctx ? ctx->pool : NULL, (int)M.ntasks, task, &M);
     return RLX_OK;
@@ -382,15 +377,11 @@ static int maxpool2d_f32(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x
 static void global_avg_task(void *arg, int tid) {
     const PoolF32 *M = arg;
     int64_t plane = vol3(M->p->in_dims);
-    int64_t cursor = 0, k, q0, q1;
-    for (int v; (v = rk_take(M->q, (int)M->ntasks, tid, POOL_RUNS, &cursor, &k)) >= 0;) {
-        rk_run_range(M->p->nc, (int)M->ntasks, POOL_RUNS, v, k, &q0, &q1);
-        for (int64_t q = q0; q < q1; q++) {
-            const float *xq = M->x + q * plane;
-            float sum = 0.0f;
-            for (int64_t i = 0; i < plane; i++) sum += xq[i];
-            M->y[q] = sum / (float)plane;
-        }
+    for (int64_t cursor = 0, q = -1, q1 = 0; rk_next_item(M->q, (int)M->ntasks, tid, POOL_RUNS, M->p->nc, &cursor, &q, &q1);) {
+        const float *xq = M->x + q * plane;
+        float sum = 0.0f;
+        for (int64_t i = 0; i < plane; i++) sum += xq[i];
+        M->y[q] = sum / (float)plane;
     }
 }
 

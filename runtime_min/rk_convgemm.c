@@ -29,6 +29,15 @@
 #include "rk_typed.h"
 #include "rlx_scalar.h"
 
+/* Input rows split into their even and odd columns for taps at column
+ * stride 2 (s2_layout, below). */
+enum { S2_ROW = 2048, S2_MAXK = 16 };
+typedef struct {
+    int ok;                /* the layout fits: the kernels read split rows */
+    int64_t pad, stride;   /* evens at [pad, ..), odds at [stride + pad, ..) */
+    int64_t src[S2_MAXK];  /* where tap kx's output column 0 reads */
+} S2;
+
 typedef struct {
     const rk_conv2d_f32_params *p;
     const float *x, *w, *bias, *res;
@@ -40,7 +49,7 @@ typedef struct {
      * block's rows are cut into msplit slices of mstep output channels */
     int tiled;
     int64_t ntiles, msplit, mstep;
-    int stem_split;   /* method 2, stride 2: taps read split rows in scratch (stem_task) */
+    S2 s2;            /* stride 2: im2col (method 1) or the stem's taps (method 2) read split rows */
     rk_queue *q;      /* the tasks' owners (rk_take) */
 } Conv;
 
@@ -146,43 +155,43 @@ static inline void copy_run(float *d, const float *s, int64_t n) {
  * and its edge cases cost ~15% of a stride-2 layer.) Split rows are kept in
  * three slots by iy % 3, so a 3-row kernel at row stride 2 splits each row
  * about once. im2col takes the shapes whose split rows exceed S2_ROW. */
-enum { S2_ROW = 2048, S2_MAXK = 16 };
 
 /* The split row's layout for output columns [0, ow): evens at [pad, pad +
- * half), odds at [stride + pad, stride + pad + w/2), zeros around both;
- * src[kx]: where tap kx's output column 0 reads. 0 if the kernel or the
- * row is too wide for the slots. */
-static int s2_layout(const rk_conv2d_f32_params *p, int64_t ow, int64_t *pad, int64_t *stride,
-                     int64_t src[S2_MAXK]) {
-    if (p->kw > S2_MAXK || p->w > S2_ROW || ow > S2_ROW) return 0;
+ * half), odds at [stride + pad, stride + pad + w/2), zeros around both.
+ * ok = 0 if the kernel or the row is too wide for the slots. */
+static S2 s2_layout(const rk_conv2d_f32_params *p, int64_t ow) {
+    S2 l;
+    memset(&l, 0, sizeof l);
+    if (p->sw != 2 || p->kw > S2_MAXK || p->w > S2_ROW || ow > S2_ROW) return l;
     int64_t half = (p->w + 1) / 2, before = 0, after = 0;
     for (int64_t kx = 0; kx < p->kw; kx++) {
         int64_t off = kx * p->dw - p->pl, par = off & 1, first = (off - par) / 2, len = par ? p->w / 2 : half;
         if (-first > before) before = -first;
         if (ow + first - len > after) after = ow + first - len;
     }
-    *pad = before;
-    *stride = before + half + after;
-    if (2 * *stride > S2_ROW) return 0;
+    l.pad = before;
+    l.stride = before + half + after;
+    if (2 * l.stride > S2_ROW) return l;
     for (int64_t kx = 0; kx < p->kw; kx++) {
         int64_t off = kx * p->dw - p->pl, par = off & 1;
-        src[kx] = par * *stride + before + (off - par) / 2;
+        l.src[kx] = par * l.stride + before + (off - par) / 2;
     }
-    return 1;
+    l.ok = 1;
+    return l;
 }
 
 /* An input row into the layout above (the zeros are the caller's). */
-static void s2_split(const float *xrow, int64_t w, int64_t pad, int64_t stride, float *r) {
-    for (int64_t i = 0; i < (w + 1) / 2; i++) r[pad + i] = xrow[2 * i];
-    for (int64_t i = 0; i < w / 2; i++) r[stride + pad + i] = xrow[2 * i + 1];
+static void s2_split(const float *xrow, int64_t w, const S2 *l, float *r) {
+    for (int64_t i = 0; i < (w + 1) / 2; i++) r[l->pad + i] = xrow[2 * i];
+    for (int64_t i = 0; i < w / 2; i++) r[l->stride + l->pad + i] = xrow[2 * i + 1];
 }
 
-static void im2col_s2(const Conv *C, const float *xg, float *col, int64_t col0, int64_t cols, int64_t pad,
-                      int64_t stride, const int64_t *src) {
+static void im2col_s2(const Conv *C, const float *xg, float *col, int64_t col0, int64_t cols) {
     const rk_conv2d_f32_params *p = C->p;
+    const S2 *l = &C->s2;
     int64_t plane = p->h * p->w;
     float split[3][S2_ROW];
-    for (int i = 0; i < 3; i++) memset(split[i], 0, sizeof(float) * (size_t)(2 * stride));
+    for (int i = 0; i < 3; i++) memset(split[i], 0, sizeof(float) * (size_t)(2 * l->stride));
     for (int64_t ic = 0; ic < C->cg; ic++) {
         const float *xc = xg + ic * plane;
         int64_t have[3] = {-1, -1, -1};
@@ -198,10 +207,10 @@ static void im2col_s2(const Conv *C, const float *xg, float *col, int64_t col0, 
                 }
                 float *r = split[iy % 3];
                 if (have[iy % 3] != iy) {
-                    s2_split(xc + iy * p->w, p->w, pad, stride, r);
+                    s2_split(xc + iy * p->w, p->w, l, r);
                     have[iy % 3] = iy;
                 }
-                for (int64_t kx = 0; kx < p->kw; kx++) copy_run(d + kx * cols, r + src[kx] + ox0, n);
+                for (int64_t kx = 0; kx < p->kw; kx++) copy_run(d + kx * cols, r + l->src[kx] + ox0, n);
             }
             j += n;
         }
@@ -236,12 +245,7 @@ static void gemm_task(void *arg, int tid) {
     size_t packed_group = (p->a_packed == 2 ? rk_sgemm_packed_b_size(C->ocg, C->kdim)
                                             : rk_sgemm_packed_a_size(C->ocg, C->kdim)) / sizeof(float);
     int64_t total = p->n * p->group * C->nblocks * C->msplit;
-    int64_t s2pad = 0, s2stride = 0, s2src[S2_MAXK];
-    int s2 = !direct_b && p->sw == 2 && s2_layout(p, p->ow, &s2pad, &s2stride, s2src);
-    int64_t per = (total + C->ntasks - 1) / C->ntasks, cursor = 0, k;
-    for (int v; (v = rk_take(C->q, (int)C->ntasks, tid, per, &cursor, &k)) >= 0;) {
-        int64_t t = v + k * C->ntasks;   /* thread v's tasks: v, v + ntasks, ... */
-        if (t >= total) continue;
+    for (int64_t cursor = 0, t; rk_next_task(C->q, (int)C->ntasks, tid, total, &cursor, &t);) {
         int64_t ms = t % C->msplit, bt = t / C->msplit;
         int64_t blk = bt % C->nblocks, bg = bt / C->nblocks, gi = bg % p->group, b = bg / p->group;
         int64_t col0, cols;
@@ -265,7 +269,7 @@ static void gemm_task(void *arg, int tid) {
             g.b = xg + col0;
             g.ldb = C->ncols;
         } else {
-            if (s2) im2col_s2(C, xg, col, col0, cols, s2pad, s2stride, s2src);
+            if (C->s2.ok) im2col_s2(C, xg, col, col0, cols);
             else im2col(C, xg, col, col0, cols);
             g.b = col;
             g.ldb = cols;
@@ -904,16 +908,15 @@ static void stem_task(void *arg, int tid) {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     float wt[4 * 7 * 7 * 16];   /* the block's weights, [tap][16 channels] */
     int64_t have = -1;
-    /* stride 2 (stem_split): the input rows split into even and odd columns
+    /* stride 2 (C->s2.ok): the input rows split into even and odd columns
      * between zeros (s2_layout) in scratch, in 8 slots by iy % 8 (a task's
      * rows are kh <= 7 consecutive ones); a tap is then one plain load, no
      * permute and no mask. Slot i of channel ic: split + (i * c + ic) * srow. */
+    const S2 *l = &C->s2;
     float *split = NULL;
-    int64_t spad = 0, sstride = 0, ssrc[S2_MAXK], srow = 0, slot_key[8];
-    if (C->stem_split) {
+    int64_t srow = 2 * l->stride, slot_key[8];
+    if (l->ok) {
         split = rk_align64f(C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread);
-        s2_layout(p, (ow + 15) / 16 * 16, &spad, &sstride, ssrc);
-        srow = 2 * sstride;
         memset(split, 0, sizeof(float) * (size_t)(8 * c * srow));
         for (int i = 0; i < 8; i++) slot_key[i] = -1;
     }
@@ -929,7 +932,7 @@ static void stem_task(void *arg, int tid) {
             int64_t iy = oy * sh - pt + ky;
             if (iy < 0 || iy >= h || slot_key[iy % 8] == b * h + iy) continue;
             for (int64_t ic = 0; ic < c; ic++)
-                s2_split(xb + (ic * h + iy) * w, w, spad, sstride, split + (iy % 8 * c + ic) * srow);
+                s2_split(xb + (ic * h + iy) * w, w, l, split + (iy % 8 * c + ic) * srow);
             slot_key[iy % 8] = b * h + iy;
         }
         for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
@@ -964,7 +967,7 @@ static void stem_task(void *arg, int tid) {
     }
                     if (split) {
                         const float *sr = split + (iy % 8 * c + ic) * srow + ox0;
-                        STEM_TAPS(_mm512_loadu_ps(sr + ssrc[kx]))
+                        STEM_TAPS(_mm512_loadu_ps(sr + l->src[kx]))
                     } else if (sw == 2 && full)
                         STEM_TAPS(_mm512_permutex2var_ps(_mm512_loadu_ps(row + kx), even, _mm512_loadu_ps(row + kx + 16)))
                     else if (sw == 2)
@@ -1023,17 +1026,16 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
      * channels, 254 K multiply-adds, ran on one thread) */
     if (p->method == 0) macs += (double)p->n * (double)(p->c * p->h * p->w + p->oc * C.ncols);
     int nt = ctx && ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
-    if (nt > RK_QUEUE_MAX) nt = RK_QUEUE_MAX;
     rk_queue q;
     C.q = &q;
 #if defined(__AVX512F__)
     if (p->method == 2 && stem_ok(p)) {
-        int64_t total = p->n * (p->oc / 16) * p->oh, pad, stride, src[S2_MAXK];
-        C.stem_split = p->sw == 2 && ctx && ctx->scratch &&
-                       s2_layout(p, (p->ow + 15) / 16 * 16, &pad, &stride, src) &&
-                       (size_t)(8 * p->c * 2 * stride) * sizeof(float) + 64 <= ctx->scratch_per_thread;
-        C.ntasks = nt < total ? nt : (total > 0 ? total : 1);
-        rk_queue_init(&q, (int)C.ntasks);
+        int64_t total = p->n * (p->oc / 16) * p->oh;
+        /* the stem reads up to 16-lane strips past ow, and keeps 8 split rows of each channel in scratch */
+        C.s2 = s2_layout(p, (p->ow + 15) / 16 * 16);
+        C.s2.ok = C.s2.ok && ctx && ctx->scratch &&
+                  (size_t)(8 * p->c * 2 * C.s2.stride) * sizeof(float) + 64 <= ctx->scratch_per_thread;
+        C.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
         rk_pool_share(ctx ? ctx->pool : NULL, (int)C.ntasks, stem_task, &C);
         return RLX_OK;
     }
@@ -1042,13 +1044,13 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         if (!ctx || !ctx->scratch ||
             ctx->scratch_per_thread < rk_conv2d_scratch(C.ocg, C.kdim, p->nblk, p->a_packed == 2))
             return RLX_E_ARG;   /* the plan reserves this; a mismatch is a bug, not a crash */
+        C.s2 = s2_layout(p, p->ow);   /* sw 2: never a 1x1 read in place */
         plan_gemm(&C, nt);
-        rk_queue_init(&q, (int)C.ntasks);
+        C.ntasks = rk_queue_init(&q, C.ntasks);
         rk_pool_share(ctx->pool, (int)C.ntasks, gemm_task, &C);
     } else {
         int64_t total = p->n * p->oc;
-        C.ntasks = nt < total ? nt : (total > 0 ? total : 1);
-        rk_queue_init(&q, (int)C.ntasks);
+        C.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
         rk_pool_share(ctx ? ctx->pool : NULL, (int)C.ntasks, direct_task, &C);
     }
     return RLX_OK;
@@ -1164,10 +1166,8 @@ int rk_conv_pwdw_f32(rk_ctx *ctx, const void *params, const void *const *in, voi
     int64_t total = p->n * D.nbands;
     double macs = (double)p->n * (double)p->e * (double)p->h * (double)p->w * (double)p->c;
     int64_t nt = ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
-    if (nt > RK_QUEUE_MAX) nt = RK_QUEUE_MAX;
-    D.ntasks = nt < total ? nt : (total > 0 ? total : 1);
     rk_queue q;
-    rk_queue_init(&q, (int)D.ntasks);
+    D.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
     D.q = &q;
     rk_pool_share(ctx->pool, (int)D.ntasks, pwdw_task, &D);
     return RLX_OK;

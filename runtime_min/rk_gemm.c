@@ -1039,19 +1039,13 @@ void rk_sgemm_ex(const rk_sgemm_args *g, void *scratch, int nthreads, rk_paralle
     team.tiles = team.split_n ? n_tiles : m_tiles;
     team.nthreads = nthreads < 1 ? 1 : nthreads;
     if (team.nthreads > team.tiles) team.nthreads = team.tiles;
-    if (team.nthreads > RK_QUEUE_MAX) team.nthreads = RK_QUEUE_MAX;
+    if (!parallel) team.nthreads = 1;
     rk_queue q;
     team.q = &q;
-    team.per = 2;
-    if (team.nthreads <= 1 || !parallel) {
-        team.nthreads = 1;
-        team.per = 1;
-        rk_queue_init(&q, 1);
-        gemm_task(&team, 0);
-        return;
-    }
-    rk_queue_init(&q, (int)team.nthreads);
-    parallel(parallel_ctx, (int)team.nthreads, gemm_task, &team);
+    team.nthreads = rk_queue_init(&q, team.nthreads);
+    team.per = team.nthreads > 1 ? 2 : 1;
+    if (team.nthreads == 1) gemm_task(&team, 0);
+    else parallel(parallel_ctx, (int)team.nthreads, gemm_task, &team);
 }
 
 /* C[m0..m1, n0..n1) on the calling thread: m0 a multiple of MR, n0 of NR. */

@@ -115,32 +115,25 @@ typedef struct {
 /* A shared run's tag in the state word. */
 static unsigned long long run_tag(unsigned long gen) { return (unsigned long long)(gen / 2 & 0xffffffffu) << 32; }
 
+#if RK_SHARE   /* without atomics every run is a plain one */
 /* Joins shared run gen if it is still open: the caller has not closed it
  * (its task returned: the work is all taken) nor moved on to another run. */
 static int share_join(rk_pool *pool, unsigned long gen) {
-#if RK_SHARE
     unsigned long long s = LOAD(&pool->state);
     while ((s & ~(SH_CLOSED | SH_INSIDE)) == run_tag(gen) && !(s & SH_CLOSED))
         if (CAS(&pool->state, &s, s + 1)) return 1;
     return 0;
-#else
-    (void)pool, (void)gen;
-    return 1;
-#endif
 }
 
 static void share_leave(rk_pool *pool) {
-#if RK_SHARE
     unsigned long long s = __atomic_sub_fetch(&pool->state, 1, __ATOMIC_SEQ_CST);
     if (!(s & SH_INSIDE) && (s & SH_CLOSED) && LOAD(&pool->caller_asleep)) {
         pthread_mutex_lock(&pool->mu);
         pthread_cond_signal(&pool->done);
         pthread_mutex_unlock(&pool->mu);
     }
-#else
-    (void)pool;
-#endif
 }
+#endif
 
 static void *worker(void *p) {
     worker_arg *w = p;
@@ -167,6 +160,7 @@ static void *worker(void *p) {
         void *arg = LOAD(&pool->arg);
         int ntasks = LOAD(&pool->ntasks), shared = LOAD(&pool->shared);
         if (LOAD(&pool->gen) != gen) continue;   /* a later (shared) run began: these may be torn */
+#if RK_SHARE
         if (shared) {
             if (share_join(pool, gen)) {
                 if (tid < ntasks) task(arg, tid);
@@ -174,6 +168,9 @@ static void *worker(void *p) {
             }
             continue;
         }
+#else
+        (void)shared;
+#endif
         if (tid < ntasks) task(arg, tid);
         if (RK_SPINS) {
             if (DEC(&pool->pending) == 0 && LOAD(&pool->caller_asleep)) {
@@ -251,6 +248,10 @@ static void publish(rk_pool *pool, int on_workers, int shared, void (*task)(void
 }
 
 static void run(rk_pool *pool, int nthreads, int shared, void (*task)(void *arg, int tid), void *arg) {
+    if (!pool || nthreads <= 1) {
+        for (int t = 0; t < nthreads; t++) task(arg, t);
+        return;
+    }
     /* tids beyond the pool's size run on the caller, after its own */
     int on_workers = nthreads > pool->nworkers + 1 ? pool->nworkers + 1 : nthreads;
     pthread_mutex_lock(&pool->mu);   /* no worker sleeps or wakes while the run is published */
@@ -283,20 +284,10 @@ static void run(rk_pool *pool, int nthreads, int shared, void (*task)(void *arg,
 }
 
 void rk_pool_run(void *p, int nthreads, void (*task)(void *arg, int tid), void *arg) {
-    rk_pool *pool = p;
-    if (!pool || nthreads <= 1) {
-        for (int t = 0; t < nthreads; t++) task(arg, t);
-        return;
-    }
-    run(pool, nthreads, 0, task, arg);
+    run(p, nthreads, 0, task, arg);
 }
 
 void rk_pool_share(void *p, int nthreads, void (*task)(void *arg, int tid), void *arg) {
-    rk_pool *pool = p;
-    if (!pool || nthreads <= 1) {
-        for (int t = 0; t < nthreads; t++) task(arg, t);
-        return;
-    }
-    run(pool, nthreads, RK_SHARE, task, arg);
+    run(p, nthreads, RK_SHARE, task, arg);
 }
 #endif

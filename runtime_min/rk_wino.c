@@ -341,10 +341,7 @@ static void wino_task(void *arg, int tid) {
     size_t ufull = rk_sgemm_packed_a_size(p->ocb, p->c) / sizeof(float);
     int64_t plane = p->h * p->w, oplane = p->oh * p->ow, total = p->n * W->nblocks * W->nchunks;
     int64_t have = -1;   /* the (image, block) whose V this thread holds */
-    int64_t per = (total + W->ntasks - 1) / W->ntasks, cursor = 0, k;
-    for (int v; (v = rk_take(W->q, (int)W->ntasks, tid, per, &cursor, &k)) >= 0;) {
-        int64_t t = v + k * W->ntasks;
-        if (t >= total) continue;
+    for (int64_t cursor = 0, t; rk_next_task(W->q, (int)W->ntasks, tid, total, &cursor, &t);) {
         int64_t q = t % W->nchunks, bt = t / W->nchunks, b = bt / W->nblocks, blk = bt % W->nblocks;
         int64_t t0 = blk * p->tb, n = min64(p->tb, W->tiles - t0);
         if (bt != have) {
@@ -401,10 +398,8 @@ int rk_conv_wino_f32(rk_ctx *ctx, const void *params, const void *const *in, voi
     int64_t total = p->n * W.nblocks * W.nchunks;
     double macs = (double)p->n * (double)p->oc * (double)p->c * 9.0 * (double)(p->oh * p->ow);
     int nt = ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
-    if (nt > RK_QUEUE_MAX) nt = RK_QUEUE_MAX;
-    W.ntasks = nt < total ? nt : total;
     rk_queue q;
-    rk_queue_init(&q, (int)W.ntasks);
+    W.ntasks = rk_queue_init(&q, nt < total ? nt : total);
     W.q = &q;
     rk_pool_share(ctx->pool, (int)W.ntasks, wino_task, &W);
     return RLX_OK;

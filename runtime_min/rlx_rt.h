@@ -111,14 +111,17 @@ void rk_pool_share(void *pool, int nthreads, void (*task)(void *arg, int tid), v
  * cache the next reads on that core; a thread slowed or kept off its core by
  * other load leaves its share to the others. With GCC-style atomics; else
  * each thread takes its own share only (and rk_pool_share runs every tid).
- * A run uses at most RK_QUEUE_MAX threads. */
+ * A run uses at most RK_QUEUE_MAX threads: rk_queue_init returns the count
+ * the run is to use. */
 enum { RK_QUEUE_MAX = 64 };
 typedef struct {
     int64_t taken[RK_QUEUE_MAX][8];   /* per owner: units given out; a cache line each */
 } rk_queue;
 
-static inline void rk_queue_init(rk_queue *q, int nthreads) {
-    for (int v = 0; v < nthreads && v < RK_QUEUE_MAX; v++) q->taken[v][0] = 0;
+static inline int64_t rk_queue_init(rk_queue *q, int64_t nthreads) {
+    if (nthreads > RK_QUEUE_MAX) nthreads = RK_QUEUE_MAX;
+    for (int64_t v = 0; v < nthreads; v++) q->taken[v][0] = 0;
+    return nthreads;
 }
 
 /* The next unit for thread tid (cursor: the thread's, 0 before its first
@@ -140,6 +143,18 @@ static inline int rk_take(rk_queue *q, int nthreads, int tid, int64_t per, int64
     *k = (*cursor)++;
     return tid;
 #endif
+}
+
+/* A thread's next task of `total` split round-robin (thread v's own: v,
+ * v + nthreads, ...): 1 with *t set, 0 when none is left. Start with
+ * *cursor = 0. */
+static inline int rk_next_task(rk_queue *q, int nthreads, int tid, int64_t total, int64_t *cursor, int64_t *t) {
+    int64_t per = (total + nthreads - 1) / nthreads, k;
+    for (int v; (v = rk_take(q, nthreads, tid, per, cursor, &k)) >= 0;) {
+        *t = v + k * nthreads;
+        if (*t < total) return 1;
+    }
+    return 0;
 }
 
 /* Contiguous runs of `total` items, `per` runs for each of nthreads owners:
