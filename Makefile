@@ -64,7 +64,7 @@ $(B)/unit/%: tests/unit/%.c $(B)/librlx.a $(HDRS) tests/unit/testgraph.h
 # The kernel tests again, built for this machine (-march=native) with the
 # runtime's sources, so the AVX2 / AVX-512 kernels that generated models use
 # are tested as well as the portable ones librlx.a holds.
-NATIVE_UNIT = test_gemm test_gemm_epilogue test_wino test_conv_turned test_conv_pwdw test_pool test_conv_s2
+NATIVE_UNIT = test_gemm test_gemm_epilogue test_wino test_conv_turned test_conv_pwdw test_pool test_conv_s2 test_depthwise
 NATIVE_BINS = $(NATIVE_UNIT:%=$(B)/unit_native/%)
 RT_LIB_SRCS = $(filter-out runtime_min/rlx_main.c,$(RT_ALL))
 $(B)/unit_native/%: tests/unit/%.c $(RT_LIB_SRCS) $(HDRS)
