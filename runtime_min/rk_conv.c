@@ -214,9 +214,8 @@ typedef struct {
 
 static inline __m512 mp_tap(const MaxRow *r, const float *src, __mmask16 ma, __mmask16 mb) {
     const __m512i pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
-    __m512 v = ma == 0xffff ? _mm512_loadu_ps(src) : _mm512_maskz_loadu_ps(ma, src);
-    if (r->sw != 2) return v;
-    return _mm512_permutex2var_ps(v, pick, mb == 0xffff ? _mm512_loadu_ps(src + 15) : _mm512_maskz_loadu_ps(mb, src + 15));
+    __m512 v = rk_load16(ma, src);
+    return r->sw == 2 ? _mm512_permutex2var_ps(v, pick, rk_load16(mb, src + 15)) : v;
 }
 
 /* nv vectors from output column ox (n lanes in the last one) */
@@ -255,11 +254,9 @@ static inline void mp_vectors(const MaxRow *r, int64_t ox, int nv, int64_t n, fl
             for (int j = 0; j < nv; j++) {
                 const float *src = r->x + iy * r->w + (ox + 16 * j) * 2 - r->pl;
                 int last = j == nv - 1;
-                /* plain loads but in the last vector (masked loads cost far
-                 * more on these AMD cores); of c only lane 0 is used */
-                __m512 a = last ? _mm512_maskz_loadu_ps(l0, src) : _mm512_loadu_ps(src);
-                __m512 b = last ? _mm512_maskz_loadu_ps(l1, src + 16) : _mm512_loadu_ps(src + 16);
-                __m512 c = !last || l2 ? _mm512_castps128_ps512(_mm_load_ss(src + 32)) : _mm512_setzero_ps();
+                /* of c only lane 0 is used */
+                __m512 a = rk_load16(last ? l0 : 0xffff, src), b = rk_load16(last ? l1 : 0xffff, src + 16);
+                __m512 c = rk_load_first(!last || l2, src + 32);
                 __m512 ev = _mm512_permutex2var_ps(a, even, b);
                 MP_FOLD(ev)
                 MP_FOLD(_mm512_permutex2var_ps(a, oddi, b))

@@ -45,6 +45,7 @@
 #endif
 #include "rk_gemm.h"
 #include "rlx_rt.h"
+#include "rk_typed.h"
 
 #include <string.h>
 
@@ -278,14 +279,14 @@ static void epilogue_scalar(const rk_sgemm_args *g, float *ci, int64_t gi, int64
 typedef __m512 ep_vec;
 typedef __mmask16 ep_mask;
 static ep_mask ep_mask_for(int64_t n) { return n >= 16 ? (ep_mask)0xFFFF : (ep_mask)((1u << n) - 1); }
-/* full vectors unmasked: a masked load cannot take its data from the
- * kernel's store still in flight (store forwarding), a plain one can */
-static __m512 ep_load(ep_mask m, const float *p) { return m == 0xFFFF ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p); }
+/* full vectors unmasked (loads by rk_load16): a masked load cannot take its
+ * data from the kernel's store still in flight (store forwarding), a plain
+ * one can */
 static void ep_store(ep_mask m, float *p, __m512 v) {
     if (m == 0xFFFF) _mm512_storeu_ps(p, v);
     else _mm512_mask_storeu_ps(p, m, v);
 }
-#define EP_LOAD(m, p) ep_load(m, p)
+#define EP_LOAD(m, p) rk_load16(m, p)
 #define EP_STORE(m, p, v) ep_store(m, p, v)
 #define EP_ADD(x, y) _mm512_add_ps(x, y)
 #define EP_SET1(x) _mm512_set1_ps(x)
