@@ -290,11 +290,13 @@ Test(gemm, hand_worked_2x2) {
 }
 
 Test(gemm, prepacked_equals_unpacked_bitwise) {
-    /* with A^T (ta) and N a multiple of 32 up to 512, the AVX-512 kernel
-     * reads A in place: the same bits as A pre-packed */
+    /* with A^T (ta) and N a multiple of 16 up to 512, the AVX-512 kernel
+     * reads A in place (an odd panel count ends in a single panel, whose
+     * in-place tiles are at most 12 rows): the same bits as A pre-packed */
     static const int64_t some[][3] = {{1, 1000, 300}, {7, 17, 257}, {64, 49, 576}, {150, 2070, 40}, {5, 9, 3},
                                       {20, 20, 513}, {49, 160, 960}, {13, 32, 300}, {196, 64, 384}, {30, 25, 70},
-                                      {19, 64, 257}, {7, 512, 40}, {200, 2064, 20}};
+                                      {19, 64, 257}, {7, 512, 40}, {200, 2064, 20}, {49, 80, 960}, {25, 16, 100},
+                                      {18, 48, 37}, {13, 16, 9}};
     for (int t = 0; t < 4; t++)
         for (size_t s = 0; s < sizeof some / sizeof *some; s++) {
             problem p;
