@@ -148,6 +148,10 @@ static int activation_of(const RlxGraph *g, const RlxNode *c, double *a, double 
         *b = INFINITY;
         if (c->nin > 1 && c->in[1] >= 0 && !const_scalar(g, c->in[1], a)) return 0;
         if (c->nin > 2 && c->in[2] >= 0 && !const_scalar(g, c->in[2], b)) return 0;
+        /* min > max stays a Clip node: the kernels' vector clips
+         * (rk_gemm.c's min(max, max(min, x))) agree with rs_clip only for
+         * min <= max */
+        if (*a > *b) return 0;
         return RS_ACT_CLIP;
     default: return 0;
     }

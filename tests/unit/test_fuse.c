@@ -393,6 +393,20 @@ Test(fuse_epilogue, gemm_clip_takes_its_bounds, .fini = cleanup) {
     cr_assert_eq(rlx_attr_f(n, "rlx_act_b", 0), 6.0);
 }
 
+Test(fuse_epilogue, clip_with_min_over_max_stays, .fini = cleanup) {
+    /* the kernels' vector clips agree with the Clip kernel only for min <= max */
+    fresh();
+    int x = input("x", DIMS(2, 4));
+    int w = weightf("w", DIMS(4, 3), w43);
+    int h = node("Gemm", IDS(x, w));
+    int y = node("Clip", IDS(h, scalar(6.0f), scalar(-1.5f)));
+    output(y);
+    compile(1);
+    cr_assert_eq(live_total(), 2);
+    cr_assert_eq(producer(y)->op, RLX_OP_CLIP);
+    cr_assert_eq(rlx_attr_i(producer(h), "rlx_act", 0), 0);
+}
+
 /* ---- (c) Conv + BatchNormalization ---- */
 
 /* A 1x1 conv with 2 in and 2 out channels, then BN with

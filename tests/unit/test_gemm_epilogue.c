@@ -142,15 +142,20 @@ Test(gemm_epilogue, fused_equals_separate_pass) {
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int bias_mode = 0; bias_mode < 3; bias_mode++)
             for (int with_res = 0; with_res < 2; with_res++)
-                for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
+                for (size_t ai = 0; ai < 2 * sizeof acts / sizeof acts[0]; ai++) {
                     case_data d;
                     int prepack = (int)((s + (size_t)bias_mode + ai) % 4);
-                    case_make(&d, shapes[s][0], shapes[s][1], shapes[s][2], bias_mode, with_res, acts[ai], prepack);
+                    int act = acts[ai / 2];
+                    case_make(&d, shapes[s][0], shapes[s][1], shapes[s][2], bias_mode, with_res, act, prepack);
+                    /* alpha -1 (-0 sums) and 1 (the AVX-512 kernel's own row-bias path) */
+                    if (ai % 2) d.g.alpha = 1.0f;
                     float *want = run(&d.g, 1, 0), *got = run(&d.g, 1, 1), *got3 = run(&d.g, 3, 1);
-                    cr_expect(same(&d.g, want, got), "%lldx%lldx%lld bias %d res %d act %d: fused differs",
-                              (long long)d.g.m, (long long)d.g.n, (long long)d.g.k, bias_mode, with_res, acts[ai]);
-                    cr_expect(same(&d.g, want, got3), "%lldx%lldx%lld bias %d res %d act %d: 3 threads differ",
-                              (long long)d.g.m, (long long)d.g.n, (long long)d.g.k, bias_mode, with_res, acts[ai]);
+                    cr_expect(same(&d.g, want, got), "%lldx%lldx%lld bias %d res %d act %d alpha %g: fused differs",
+                              (long long)d.g.m, (long long)d.g.n, (long long)d.g.k, bias_mode, with_res, act,
+                              (double)d.g.alpha);
+                    cr_expect(same(&d.g, want, got3), "%lldx%lldx%lld bias %d res %d act %d alpha %g: 3 threads differ",
+                              (long long)d.g.m, (long long)d.g.n, (long long)d.g.k, bias_mode, with_res, act,
+                              (double)d.g.alpha);
                     free(want), free(got), free(got3);
                     case_free(&d);
                 }
@@ -186,6 +191,20 @@ Test(gemm_epilogue, hand_worked_relu_clip_signed_zero) {
     g.alpha = -1.0f, g.bias = &zero, g.bias_per_col = 0, g.act = RS_ACT_NONE;
     rk_sgemm_ex(&g, scratch, 1, NULL, NULL);
     cr_expect(c[0] == 0.0f && signbit(c[0]));
+    /* clip to [-0, 6] with a per-row bias of +0 (not added), alpha 1, 16
+     * columns (the AVX-512 kernel's row-bias path): a +0 sum (1 * -0 + 0)
+     * stays +0 (it equals the bound -0), -2 -> -0, NaN stays NaN, 7 -> 6,
+     * 6 and 3 stay */
+    float b16[16] = {-0.0f, -2.0f, NAN, 7.0f, 6.0f, 3.0f}, c16[16];
+    g.alpha = 1.0f, g.n = 16, g.b = b16, g.ldb = 16, g.c = c16, g.ldc = 16;
+    g.act = RS_ACT_CLIP, g.act_a = -0.0f, g.act_b = 6.0f;
+    cr_assert(rk_sgemm_scratch_size(1, 16, 1) <= sizeof scratch);
+    rk_sgemm_ex(&g, scratch, 1, NULL, NULL);
+    cr_expect(c16[0] == 0.0f && !signbit(c16[0]));
+    cr_expect(c16[1] == 0.0f && signbit(c16[1]));
+    cr_expect(isnan(c16[2]));
+    cr_expect(c16[3] == 6.0f && c16[4] == 6.0f && c16[5] == 3.0f);
+    cr_expect(c16[6] == 0.0f && !signbit(c16[6]));
 }
 
 Test(gemm_epilogue, row_split_equals_whole) {
