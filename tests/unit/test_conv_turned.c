@@ -264,4 +264,9 @@ Test(conv_turned, stem_direct_equals_gemm) {
     stem_case(4, 12, 50, 48, 5, 2, 0, RS_ACT_RELU, 0, 1);
     stem_case(3, 21, 64, 32, 7, 2, 3, RS_ACT_RELU, 0, 3);
     stem_case(3, 8, 40, 16, 7, 2, 3, RS_ACT_RELU, 0, 2);   /* every row of an image in the slots at once */
+    /* split rows in groups of strips: 8 strips (3 + 3 + 2, the last one
+     * column wide), 3 (one group of 3), 5 (3 + 2) */
+    stem_case(3, 9, 225, 32, 7, 2, 3, RS_ACT_RELU, 0, 1);
+    stem_case(3, 7, 96, 16, 3, 2, 1, RS_ACT_NONE, 1, 1);
+    stem_case(3, 6, 130, 16, 3, 2, 1, RS_ACT_SIGMOID, 1, 2);
 }
