@@ -50,6 +50,7 @@ typedef struct {
     int tiled;
     int64_t ntiles, msplit, mstep;
     S2 s2;            /* stride 2: im2col (method 1) or the stem's taps (method 2) read split rows */
+    const float *shared_col;   /* method 1: the one block's im2col, built by all threads (share_im2col) */
     int lanes;        /* method 0: depthwise 3x3 with 16 channels in the lanes (dw_lanes_block) */
     rk_queue *q;      /* the tasks' owners (rk_take) */
 } Conv;
@@ -236,6 +237,34 @@ static void block_cols(const Conv *C, int64_t blk, int64_t *col0, int64_t *cols)
     }
 }
 
+/* A 1x1, stride-1, unpadded convolution's input already is its K x N matrix. */
+static int reads_input_in_place(const rk_conv2d_f32_params *p) {
+    return p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 && p->oh == p->h &&
+           p->ow == p->w;
+}
+
+/* One block split over threads by output channels (msplit > 1) needs the
+ * same im2col in every thread: each built it whole (a 3x3 stride-2 layer
+ * at 14x14 -> 7x7, 2304 x 49, is ~10% of the layer). Instead the threads
+ * first build it together, input channel by input channel, into thread 0's
+ * col (a run of its own), then all read it. The same values, so the same
+ * bits. */
+static void col_task(void *arg, int tid) {
+    const Conv *C = arg;
+    const rk_conv2d_f32_params *p = C->p;
+    int64_t col0, cols;
+    block_cols(C, 0, &col0, &cols);
+    float *col = (float *)(void *)C->shared_col;
+    Conv one = *C;
+    one.cg = 1;
+    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, C->cg, &cursor, &t, &t1);) {
+        const float *xc = C->x + t * p->h * p->w;
+        float *dst = col + t * p->kh * p->kw * cols;
+        if (C->s2.ok) im2col_s2(&one, xc, dst, col0, cols);
+        else im2col(&one, xc, dst, col0, cols);
+    }
+}
+
 static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, void *gscratch);
 
 /* Task t: row slice t % msplit of block t / msplit over (image, group, column
@@ -246,8 +275,7 @@ static void gemm_task(void *arg, int tid) {
     uint8_t *scratch = C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread;
     float *col = (float *)(void *)scratch;
     void *gscratch = scratch + align16f(C->kdim * p->nblk) * (int64_t)sizeof(float);
-    int direct_b = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 &&
-                   p->oh == p->h && p->ow == p->w;
+    int direct_b = reads_input_in_place(p);
     size_t packed_group = (p->a_packed == 2 ? rk_sgemm_packed_b_size(C->ocg, C->kdim)
                                             : rk_sgemm_packed_a_size(C->ocg, C->kdim)) / sizeof(float);
     int64_t total = p->n * p->group * C->nblocks * C->msplit;
@@ -274,6 +302,9 @@ static void gemm_task(void *arg, int tid) {
         if (direct_b) {
             g.b = xg + col0;
             g.ldb = C->ncols;
+        } else if (C->shared_col) {
+            g.b = C->shared_col;
+            g.ldb = cols;
         } else {
             if (C->s2.ok) im2col_s2(C, xg, col, col0, cols);
             else im2col(C, xg, col, col0, cols);
@@ -1293,6 +1324,11 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         C.s2 = s2_layout(p, p->ow);   /* sw 2: never a 1x1 read in place */
         plan_gemm(&C, nt);
         C.ntasks = rk_queue_init(&q, C.ntasks);
+        if (C.ntasks > 1 && C.msplit > 1 && p->n * p->group * C.nblocks == 1 && !reads_input_in_place(p)) {
+            C.shared_col = (const float *)(void *)ctx->scratch;   /* thread 0's col */
+            rk_pool_share(ctx->pool, (int)C.ntasks, col_task, &C);
+            C.ntasks = rk_queue_init(&q, C.ntasks);
+        }
         rk_pool_share(ctx->pool, (int)C.ntasks, gemm_task, &C);
     } else {
         int64_t total = p->n * p->oc;

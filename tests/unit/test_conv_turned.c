@@ -136,6 +136,7 @@ static void run_case(const Case *kc) {
     for (int nt = 1; nt <= 3; nt++) {
         rk_ctx ctx = {nt, nt > 1 ? pool : NULL, scratch, per};
         for (size_t i = 0; i < ny; i++) turned[i] = 12345.0f;
+        memset(scratch, 0xff, per * 3);   /* NaNs: nothing is read that this run did not write */
         cr_assert_eq(rk_conv2d_f32(&ctx, &p, ins, OUT(turned)), 0);
         size_t bad = ny;
         for (size_t i = 0; i < ny && bad == ny; i++)
@@ -166,6 +167,16 @@ Test(conv_turned, im2col_3x3_stride2_sigmoid) {
     Case k = {.n = 1, .c = 24, .h = 13, .w = 13, .oc = 48, .k = 3, .s = 2, .pad = 1, .bias = 1,
               .act = RS_ACT_SIGMOID};
     run_case(&k);
+}
+
+Test(conv_turned, one_block_split_by_channels_shares_its_im2col) {
+    /* one column block over 160 output channels: with threads, split by
+     * output channels, the im2col built by all threads together (col_task);
+     * 3x3 stride 2 (split rows) and 1x1 stride 2 (a downsampling) */
+    Case k = {.n = 1, .c = 40, .h = 14, .w = 14, .oc = 160, .k = 3, .s = 2, .pad = 1, .bias = 1, .act = RS_ACT_RELU};
+    run_case(&k);
+    Case d = {.n = 1, .c = 72, .h = 14, .w = 14, .oc = 160, .k = 1, .s = 2, .bias = 1, .res = 1};
+    run_case(&d);
 }
 
 Test(conv_turned, groups_and_column_blocks) {
