@@ -50,7 +50,7 @@ typedef struct {
     int tiled;
     int64_t ntiles, msplit, mstep;
     S2 s2;            /* stride 2: im2col (method 1) or the stem's taps (method 2) read split rows */
-    const float *shared_col;   /* method 1: the one block's im2col, built by all threads (share_im2col) */
+    const float *shared_col;   /* method 1: the one block's im2col, built by all threads (col_task) */
     int lanes;        /* method 0: depthwise 3x3 with 16 channels in the lanes (dw_lanes_block) */
     rk_queue *q;      /* the tasks' owners (rk_take) */
 } Conv;
@@ -1109,22 +1109,13 @@ DW_INLINE void stem_split_strips(int S, const Conv *C, const float *wt, int hf, 
     for (int64_t ic = 0; ic < c; ic++)
         for (int64_t ky = 0; ky < kh; ky++) {
             int64_t iy = oy * sh - pt + ky;
-            if (iy < 0 || iy >= h) {   /* a padding row: taps of 0, fma'd as the GEMM does */
-                const __m512 z = _mm512_setzero_ps();
-                for (int64_t kx = 0; kx < kw; kx++, wk += 16)
-                    for (int o = 0; o < 8; o++) {
-                        __m512 wv = _mm512_set1_ps(wk[o]);
-                        a0[o] = _mm512_fmadd_ps(wv, z, a0[o]);
-                        if (S > 1) a1[o] = _mm512_fmadd_ps(wv, z, a1[o]);
-                        if (S > 2) a2[o] = _mm512_fmadd_ps(wv, z, a2[o]);
-                    }
-                continue;
-            }
-            const float *sr = split + (iy % 8 * c + ic) * srow + ox0;
+            int pad = iy < 0 || iy >= h;   /* a padding row: taps of 0, fma'd as the GEMM does */
+            const float *sr = pad ? NULL : split + (iy % 8 * c + ic) * srow + ox0;
             for (int64_t kx = 0; kx < kw; kx++, wk += 16) {
-                const float *q = sr + l->src[kx];
-                __m512 t0 = _mm512_loadu_ps(q), t1 = S > 1 ? _mm512_loadu_ps(q + 16) : t0;
-                __m512 t2 = S > 2 ? _mm512_loadu_ps(q + 32) : t0;
+                const float *q = pad ? NULL : sr + l->src[kx];
+                __m512 t0 = pad ? _mm512_setzero_ps() : _mm512_loadu_ps(q);
+                __m512 t1 = S > 1 && !pad ? _mm512_loadu_ps(q + 16) : t0;
+                __m512 t2 = S > 2 && !pad ? _mm512_loadu_ps(q + 32) : t0;
                 for (int o = 0; o < 8; o++) {
                     __m512 wv = _mm512_set1_ps(wk[o]);
                     a0[o] = _mm512_fmadd_ps(wv, t0, a0[o]);
@@ -1142,8 +1133,7 @@ DW_INLINE void stem_split_strips(int S, const Conv *C, const float *wt, int hf, 
     }
     int vec_act = act == RS_ACT_NONE || act == RS_ACT_RELU || act == RS_ACT_CLIP;
     for (int st = 0; st < S; st++) {
-        int64_t x0 = ox0 + 16 * st, n = ow - x0 < 16 ? ow - x0 : 16;
-        if (n <= 0) break;
+        int64_t x0 = ox0 + 16 * st, n = ow - x0 < 16 ? ow - x0 : 16;   /* the caller's strips start inside ow */
         __mmask16 out = dw_lanes(0, n);
         for (int o = 0; o < 8; o++) {
             int64_t ch = o0 + 8 * hf + o, at = ((b * oc + ch) * oh + oy) * ow + x0;

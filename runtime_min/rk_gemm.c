@@ -72,7 +72,7 @@ enum {
     NC = 2048,    /* columns of a B block (multiple of NR) */
     DIRECT_B_MAX_M = 2 * MR,  /* read B in place up to this many rows, */
     DIRECT_B_MAX_M_ODD_LDB = 8 * MR,  /* or this many if its row stride allows */
-    DIRECT_A_MAX_N = 512      /* read A^T in place up to this many columns (pairs of panels) */
+    DIRECT_A_MAX_N = 512      /* read A^T in place up to this many columns (full panels) */
 };
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -380,8 +380,8 @@ RK_INLINE __m256 ep_apply256(const tile_ep *e, int i, int j, __m256 y) {
 #endif
 
 #if RK_GEMM_AVX2 && defined(__AVX512F__)
-/* The epilogue on one vector of row i, columns j.. (the kernel's own row-bias
- * path above does the same operations). */
+/* The epilogue on one vector of row i, columns j.. (kernel_avx512's own
+ * row-bias path does the same operations). */
 RK_INLINE __m512 ep_apply512(const tile_ep *e, int i, int j, __m512 y) {
     if (e->per_col) {
         if (e->col_bias) y = _mm512_add_ps(y, _mm512_loadu_ps(e->col_bias + j));
