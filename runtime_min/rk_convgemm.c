@@ -1109,13 +1109,22 @@ DW_INLINE void stem_split_strips(int S, const Conv *C, const float *wt, int hf, 
     for (int64_t ic = 0; ic < c; ic++)
         for (int64_t ky = 0; ky < kh; ky++) {
             int64_t iy = oy * sh - pt + ky;
-            int pad = iy < 0 || iy >= h;   /* a padding row: taps of 0, fma'd as the GEMM does */
-            const float *sr = pad ? NULL : split + (iy % 8 * c + ic) * srow + ox0;
+            if (iy < 0 || iy >= h) {   /* a padding row: taps of 0, fma'd as the GEMM does */
+                const __m512 z = _mm512_setzero_ps();
+                for (int64_t kx = 0; kx < kw; kx++, wk += 16)
+                    for (int o = 0; o < 8; o++) {
+                        __m512 wv = _mm512_set1_ps(wk[o]);
+                        a0[o] = _mm512_fmadd_ps(wv, z, a0[o]);
+                        if (S > 1) a1[o] = _mm512_fmadd_ps(wv, z, a1[o]);
+                        if (S > 2) a2[o] = _mm512_fmadd_ps(wv, z, a2[o]);
+                    }
+                continue;
+            }
+            const float *sr = split + (iy % 8 * c + ic) * srow + ox0;
             for (int64_t kx = 0; kx < kw; kx++, wk += 16) {
-                const float *q = pad ? NULL : sr + l->src[kx];
-                __m512 t0 = pad ? _mm512_setzero_ps() : _mm512_loadu_ps(q);
-                __m512 t1 = S > 1 && !pad ? _mm512_loadu_ps(q + 16) : t0;
-                __m512 t2 = S > 2 && !pad ? _mm512_loadu_ps(q + 32) : t0;
+                const float *q = sr + l->src[kx];
+                __m512 t0 = _mm512_loadu_ps(q), t1 = S > 1 ? _mm512_loadu_ps(q + 16) : t0;
+                __m512 t2 = S > 2 ? _mm512_loadu_ps(q + 32) : t0;
                 for (int o = 0; o < 8; o++) {
                     __m512 wv = _mm512_set1_ps(wk[o]);
                     a0[o] = _mm512_fmadd_ps(wv, t0, a0[o]);
