@@ -31,6 +31,10 @@
  */
 #include <string.h>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include "rk_gemm.h"
 #include "rlx_rt.h"
 #include "rlx_scalar.h"
@@ -250,7 +254,244 @@ RK_WINO_INLINE void input_transform_m(const Wino *W, const float *x, int64_t t0,
     }
 }
 
+#if defined(__AVX512F__)
+/* ---- the transforms with AVX-512: 16 tiles (one packed panel) per vector ----
+ * The generic transforms above vectorize over a run of one tile row, so a
+ * 14x14 plane (4 tiles a row for m = 4) fills a quarter of a vector, and the
+ * row pass reads its inputs at a stride of m. Here the lanes are the 16 tiles
+ * of a panel, wherever their tile rows: each tile's patch rows are loaded as
+ * 8 floats and transposed in registers (8 x 8 within each 256-bit half), so
+ * both passes are plain vector arithmetic and each position's 16 tiles are
+ * stored as one vector. The same adds and multiplies as the generic code, in
+ * the same order, on every lane (no fused multiply-adds). */
+
+/* Floats of one channel's zero-padded input rows that a block may stage. */
+enum { QCAP = 8192 };
+
+/* a zmm of two tiles' 8 floats (insertf64x4: AVX-512F, no DQ needed) */
+#define W_LOAD2(lo, hi)                                                                             \
+    _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm256_loadu_ps(lo))), \
+                                        _mm256_castps_pd(_mm256_loadu_ps(hi)), 1))
+
+/* x[c] (c < nc) = column c of the 16 tiles' rows in r (r[k]: tiles k | k+4
+ * for k < 4, tiles k+4 | k+8 for k >= 4, so the lanes come out in order) */
+RK_WINO_INLINE void w_transpose(const __m512 r[8], __m512 *x, int nc) {
+    __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
+    __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
+    __m512 t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]);
+    __m512 t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
+    __m512 u[8];
+    u[0] = _mm512_shuffle_ps(t0, t2, 0x44);
+    u[1] = _mm512_shuffle_ps(t0, t2, 0xEE);
+    u[2] = _mm512_shuffle_ps(t1, t3, 0x44);
+    u[3] = _mm512_shuffle_ps(t1, t3, 0xEE);
+    u[4] = _mm512_shuffle_ps(t4, t6, 0x44);
+    u[5] = _mm512_shuffle_ps(t4, t6, 0xEE);
+    u[6] = _mm512_shuffle_ps(t5, t7, 0x44);
+    u[7] = _mm512_shuffle_ps(t5, t7, 0xEE);
+    /* u[c] (c < 4): 128-bit lane 0 is column c of rows 0-3's low halves, lane 1
+     * column c + 4, lanes 2 and 3 the same of the high halves; u[c + 4] rows 4-7 */
+    for (int c = 0; c < nc; c++)
+        x[c] = c < 4 ? _mm512_shuffle_f32x4(u[c], u[c + 4], 0x88) : _mm512_shuffle_f32x4(u[c - 4], u[c], 0xDD);
+}
+
+#define V4(v) _mm512_set1_ps(v)
+/* in_line4 and in_line2 on vectors: o[k] from x[0..a) */
+RK_WINO_INLINE void w_in4(const __m512 *x, __m512 *o) {
+    o[0] = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(V4(4.0f), x[0]), _mm512_mul_ps(V4(5.0f), x[2])), x[4]);
+    o[1] = _mm512_sub_ps(_mm512_add_ps(x[3], x[4]), _mm512_mul_ps(V4(4.0f), _mm512_add_ps(x[1], x[2])));
+    o[2] = _mm512_add_ps(_mm512_mul_ps(V4(4.0f), _mm512_sub_ps(x[1], x[2])), _mm512_sub_ps(x[4], x[3]));
+    o[3] = _mm512_add_ps(_mm512_mul_ps(V4(2.0f), _mm512_sub_ps(x[3], x[1])), _mm512_sub_ps(x[4], x[2]));
+    o[4] = _mm512_add_ps(_mm512_mul_ps(V4(2.0f), _mm512_sub_ps(x[1], x[3])), _mm512_sub_ps(x[4], x[2]));
+    o[5] = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(V4(4.0f), x[1]), _mm512_mul_ps(V4(5.0f), x[3])), x[5]);
+}
+RK_WINO_INLINE void w_in2(const __m512 *x, __m512 *o) {
+    o[0] = _mm512_sub_ps(x[0], x[2]);
+    o[1] = _mm512_add_ps(x[1], x[2]);
+    o[2] = _mm512_sub_ps(x[2], x[1]);
+    o[3] = _mm512_sub_ps(x[1], x[3]);
+}
+/* out_line4 and out_line2 on vectors: o[i] from q[0..a) */
+RK_WINO_INLINE void w_out4(const __m512 *q, __m512 *o) {
+    __m512 p12 = _mm512_add_ps(q[1], q[2]), d12 = _mm512_sub_ps(q[1], q[2]);
+    __m512 p34 = _mm512_add_ps(q[3], q[4]), d34 = _mm512_sub_ps(q[3], q[4]);
+    o[0] = _mm512_add_ps(_mm512_add_ps(q[0], p12), p34);
+    o[1] = _mm512_add_ps(d12, _mm512_mul_ps(V4(2.0f), d34));
+    o[2] = _mm512_add_ps(p12, _mm512_mul_ps(V4(4.0f), p34));
+    o[3] = _mm512_add_ps(_mm512_add_ps(d12, _mm512_mul_ps(V4(8.0f), d34)), q[5]);
+}
+RK_WINO_INLINE void w_out2(const __m512 *q, __m512 *o) {
+    o[0] = _mm512_add_ps(_mm512_add_ps(q[0], q[1]), q[2]);
+    o[1] = _mm512_sub_ps(_mm512_sub_ps(q[1], q[2]), q[3]);
+}
+
+/* The staging rows of tiles t0 .. t0+n: from the first tile's row to the
+ * last's, a + (rows - 1) * m of them, each wq = (tiles_w - 1) * m + 8 floats
+ * (the last tile's 8-float loads); 0 where they do not fit in QCAP. */
+static int64_t stage_rows(const Wino *W, int64_t t0, int64_t n, int64_t *wq) {
+    int64_t m = W->p->m, ty_a = t0 / W->tiles_w, ty_b = (t0 + n - 1) / W->tiles_w;
+    int64_t nr = (ty_b - ty_a) * m + m + 2;
+    *wq = (W->tiles_w - 1) * m + 8;
+    return nr * *wq <= QCAP ? nr : 0;
+}
+
+RK_WINO_INLINE void input_transform_avx512(const Wino *W, const float *x, int64_t t0, int64_t n, float *V, int m,
+                                           int64_t nr, int64_t wq) {
+    const rk_conv_wino_f32_params *p = W->p;
+    const int a = m + 2;
+    int64_t h = p->h, wd = p->w, plane = h * wd, vsz = round16(n) * p->c, tw = W->tiles_w;
+    int64_t iy0 = t0 / tw * m - p->pt;
+    int64_t lo = min64(p->pl, wq), hi = min64(wd + p->pl, wq);
+    if (hi < lo) hi = lo;
+    float Q[QCAP];
+    float Tb[36 * 16];
+    for (int64_t ic = 0; ic < p->c; ic++) {
+        const float *xc = x + ic * plane;
+        for (int64_t rr = 0; rr < nr; rr++) {   /* stage: Q[rr][q] = x[iy0 + rr][q - pl], 0 outside */
+            float *d = Q + rr * wq;
+            int64_t iy = iy0 + rr;
+            if (iy < 0 || iy >= h) {
+                for (int64_t q = 0; q < wq; q++) d[q] = 0.0f;
+                continue;
+            }
+            const float *s = xc + iy * wd - p->pl;
+            int64_t q = 0;
+            for (; q < lo; q++) d[q] = 0.0f;
+            for (; q + 16 <= hi; q += 16) _mm512_storeu_ps(d + q, _mm512_loadu_ps(s + q));
+            for (; q < hi; q++) d[q] = s[q];
+            for (; q < wq; q++) d[q] = 0.0f;
+        }
+        int64_t row_off, panel_stride;
+        rk_sgemm_packed_b_row(n, p->c, ic, &row_off, &panel_stride);
+        for (int64_t j0 = 0; j0 < n; j0 += 16) {
+            const float *base[16];
+            for (int e = 0; e < 16; e++) {   /* lanes past n read tile t0 and are stored as 0 */
+                int64_t t = t0 + (j0 + e < n ? j0 + e : 0), ty = t / tw, tx = t % tw;
+                base[e] = Q + (ty * m - p->pt - iy0) * wq + tx * m;
+            }
+            __mmask16 valid = (__mmask16)(n - j0 >= 16 ? 0xffffu : (1u << (n - j0)) - 1u);
+            for (int r = 0; r < a; r++) {   /* row pass: Tb[r][s] = sum_i BT[s][i] row r's column i */
+                __m512 rows[8], xs[6], o[6];
+                for (int k = 0; k < 4; k++) {
+                    rows[k] = W_LOAD2(base[k] + r * wq, base[k + 4] + r * wq);
+                    rows[k + 4] = W_LOAD2(base[k + 8] + r * wq, base[k + 12] + r * wq);
+                }
+                w_transpose(rows, xs, a);
+                if (m == 4) w_in4(xs, o);
+                else w_in2(xs, o);
+                for (int s = 0; s < a; s++) _mm512_storeu_ps(Tb + (r * a + s) * 16, o[s]);
+            }
+            float *dst = V + row_off + (j0 / 16) * panel_stride;
+            for (int s = 0; s < a; s++) {   /* column pass: V[k*a + s] = sum_r BT[k][r] Tb[r][s] */
+                __m512 xs[6], o[6];
+                for (int r = 0; r < a; r++) xs[r] = _mm512_loadu_ps(Tb + (r * a + s) * 16);
+                if (m == 4) w_in4(xs, o);
+                else w_in2(xs, o);
+                for (int k = 0; k < a; k++) _mm512_storeu_ps(dst + (k * a + s) * vsz, _mm512_maskz_mov_ps(valid, o[k]));
+            }
+        }
+    }
+}
+
+/* y[0..cnt) = act(v + bias (+ res)) for act NONE, RELU or CLIP: vectors of
+ * 16 and a masked tail, the same operations as act_of */
+RK_WINO_INLINE __m512 w_act(__m512 v, int64_t act, __m512 lo, __m512 hi) {
+    if (act == RS_ACT_RELU) return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NLE_UQ), v);
+    if (act == RS_ACT_CLIP) {   /* rs_clip: x < lo ? lo : (x > hi ? hi : x) */
+        __mmask16 below = _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ);
+        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
+        return _mm512_mask_mov_ps(v, below, lo);
+    }
+    return v;
+}
+
+RK_WINO_INLINE void output_transform_avx512(const Wino *W, const float *M, int64_t o0, int64_t rows, int64_t t0,
+                                            int64_t n, float *y, const float *res, int m) {
+    const rk_conv_wino_f32_params *p = W->p;
+    const int a = m + 2;
+    int64_t oplane = p->oh * p->ow, msz = rows * n, tw = W->tiles_w, act = p->act;
+    const __m512 lo = _mm512_set1_ps((float)p->act_a), hi = _mm512_set1_ps((float)p->act_b);
+    /* interleaving m vectors of 16 tiles into m*16 floats of an output row */
+    const __m512i il2a = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const __m512i il2b = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+    const __m512i il4a = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), il4b = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    float Z[4 * 64 + 64];   /* a run's last vector may read past its row */
+    memset(Z, 0, sizeof Z);
+    for (int64_t j0 = 0; j0 < n; j0 += 16) {
+        int64_t cnt = min64(16, n - j0);
+        __mmask16 valid = (__mmask16)(cnt == 16 ? 0xffffu : (1u << cnt) - 1u);
+        for (int64_t o = 0; o < rows; o++) {
+            int64_t oc = o0 + o;
+            __m512 bias = _mm512_set1_ps(W->bias ? W->bias[oc] : 0.0f);
+            const float *mo = M + o * n + j0;
+            __m512 S[6][4], Y[4][4];
+            for (int k = 0; k < a; k++) {   /* S[k][jj] = sum_s AT[jj][s] M[k*a + s] */
+                __m512 q[6];
+                for (int s = 0; s < a; s++)
+                    q[s] = cnt == 16 ? _mm512_loadu_ps(mo + (k * a + s) * msz) : _mm512_maskz_loadu_ps(valid, mo + (k * a + s) * msz);
+                if (m == 4) w_out4(q, S[k]);
+                else w_out2(q, S[k]);
+            }
+            for (int jj = 0; jj < m; jj++) {   /* Y[i][jj] = sum_k AT[i][k] S[k][jj] */
+                __m512 q[6], r[4];
+                for (int k = 0; k < a; k++) q[k] = S[k][jj];
+                if (m == 4) w_out4(q, r);
+                else w_out2(q, r);
+                for (int i = 0; i < m; i++) Y[i][jj] = _mm512_add_ps(r[i], bias);
+            }
+            for (int i = 0; i < m; i++) {   /* Z[i][e*m + jj] = Y[i][jj] lane e */
+                float *z = Z + i * 64;
+                if (m == 4) {
+                    __m512 ab0 = _mm512_permutex2var_ps(Y[i][0], il2a, Y[i][1]), ab1 = _mm512_permutex2var_ps(Y[i][0], il2b, Y[i][1]);
+                    __m512 cd0 = _mm512_permutex2var_ps(Y[i][2], il2a, Y[i][3]), cd1 = _mm512_permutex2var_ps(Y[i][2], il2b, Y[i][3]);
+                    __m512d pa = _mm512_castps_pd(ab0), pb = _mm512_castps_pd(ab1);
+                    __m512d qa = _mm512_castps_pd(cd0), qb = _mm512_castps_pd(cd1);
+                    _mm512_storeu_ps(z, _mm512_castpd_ps(_mm512_permutex2var_pd(pa, il4a, qa)));
+                    _mm512_storeu_ps(z + 16, _mm512_castpd_ps(_mm512_permutex2var_pd(pa, il4b, qa)));
+                    _mm512_storeu_ps(z + 32, _mm512_castpd_ps(_mm512_permutex2var_pd(pb, il4a, qb)));
+                    _mm512_storeu_ps(z + 48, _mm512_castpd_ps(_mm512_permutex2var_pd(pb, il4b, qb)));
+                } else {
+                    _mm512_storeu_ps(z, _mm512_permutex2var_ps(Y[i][0], il2a, Y[i][1]));
+                    _mm512_storeu_ps(z + 16, _mm512_permutex2var_ps(Y[i][0], il2b, Y[i][1]));
+                }
+            }
+            float *yo = y + oc * oplane;
+            const float *ro = res ? res + oc * oplane : NULL;
+            for (int64_t e = 0; e < cnt;) {   /* the panel's runs of one tile row each */
+                int64_t t = t0 + j0 + e, ty = t / tw, tx0 = t % tw, run = min64(tw - tx0, cnt - e);
+                int64_t ox = tx0 * m, valid_x = min64(run * m, p->ow - ox);
+                for (int i = 0; i < m && ty * m + i < p->oh; i++) {
+                    int64_t at = (ty * m + i) * p->ow + ox;
+                    const float *z = Z + i * 64 + e * m;
+                    float *yd = yo + at;
+                    for (int64_t q = 0; q < valid_x; q += 16) {
+                        __mmask16 mk = (__mmask16)(valid_x - q >= 16 ? 0xffffu : (1u << (valid_x - q)) - 1u);
+                        __m512 v = _mm512_loadu_ps(z + q);
+                        if (mk == 0xffffu) {   /* masked loads cost far more than plain ones here */
+                            if (ro) v = _mm512_add_ps(v, _mm512_loadu_ps(ro + at + q));
+                            _mm512_storeu_ps(yd + q, w_act(v, act, lo, hi));
+                        } else {
+                            if (ro) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, ro + at + q));
+                            _mm512_mask_storeu_ps(yd + q, mk, w_act(v, act, lo, hi));
+                        }
+                    }
+                }
+                e += run;
+            }
+        }
+    }
+}
+#endif
+
 static void input_transform(const Wino *W, const float *x, int64_t t0, int64_t n, float *V) {
+#if defined(__AVX512F__)
+    int64_t wq, nr = stage_rows(W, t0, n, &wq);
+    if (nr) {
+        if (W->p->m == 4) input_transform_avx512(W, x, t0, n, V, 4, nr, wq);
+        else input_transform_avx512(W, x, t0, n, V, 2, nr, wq);
+        return;
+    }
+#endif
     if (W->p->m == 4) input_transform_m(W, x, t0, n, V, 4);
     else input_transform_m(W, x, t0, n, V, 2);
 }
@@ -326,6 +567,13 @@ RK_WINO_INLINE void output_transform_m(const Wino *W, const float *M, int64_t o0
 
 static void output_transform(const Wino *W, const float *M, int64_t o0, int64_t rows, int64_t t0, int64_t n,
                              float *y, const float *res) {
+#if defined(__AVX512F__)
+    if (W->p->act == RS_ACT_NONE || W->p->act == RS_ACT_RELU || W->p->act == RS_ACT_CLIP) {
+        if (W->p->m == 4) output_transform_avx512(W, M, o0, rows, t0, n, y, res, 4);
+        else output_transform_avx512(W, M, o0, rows, t0, n, y, res, 2);
+        return;
+    }
+#endif
     if (W->p->m == 4) output_transform_m(W, M, o0, rows, t0, n, y, res, 4);
     else output_transform_m(W, M, o0, rows, t0, n, y, res, 2);
 }

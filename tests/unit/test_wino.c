@@ -54,6 +54,7 @@ static void direct(const Case *k, int64_t oh, int64_t ow, const float *x, const 
                     if (b) acc += b[o];
                     if (res) acc += res[at];
                     if (k->act == RS_ACT_RELU && acc < 0) acc = 0;
+                    if (k->act == RS_ACT_CLIP) acc = acc < -0.5 ? -0.5 : (acc > 0.5 ? 0.5 : acc);
                     y[at] = acc;
                 }
 }
@@ -76,7 +77,7 @@ static void run_case(const Case *k) {
 
     rk_conv_wino_f32_params p = {.n = k->n, .c = k->c, .h = k->h, .w = k->w, .oc = k->oc, .oh = oh, .ow = ow,
                                  .pt = k->pt, .pl = k->pl, .m = k->m, .tb = k->tb, .ocb = k->ocb,
-                                 .has_bias = k->bias, .has_res = k->res, .act = k->act};
+                                 .has_bias = k->bias, .has_res = k->res, .act = k->act, .act_a = -0.5, .act_b = 0.5};
     size_t per = rk_wino_scratch(k->m, k->c, k->ocb, k->tb);
     uint8_t *scratch = malloc(per * 2);
     const void *ins[4] = {x, u, NULL, NULL};
@@ -128,6 +129,27 @@ Test(wino, f2_chunks) {
 Test(wino, f2_odd_sizes_big_block) {
     Case k = {.n = 2, .c = 5, .h = 9, .w = 4, .oc = 7, .pt = 2, .pl = 0, .pb = 0, .pr = 2, .m = 2, .tb = 64,
               .ocb = 7, .bias = 1};
+    run_case(&k);
+}
+
+/* The AVX-512 transforms take a panel of 16 tiles from several tile rows
+ * (here 3 or 1 tiles a row, blocks of 20 and 16 + 4 tiles), and fall back to
+ * the generic ones where a block's padded rows exceed their staging buffer. */
+Test(wino, f4_panels_across_tile_rows_clip) {
+    Case k = {.n = 1, .c = 7, .h = 14, .w = 10, .oc = 19, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .m = 4, .tb = 20,
+              .ocb = 12, .bias = 1, .res = 1, .act = RS_ACT_CLIP};
+    run_case(&k);
+}
+
+Test(wino, f2_one_tile_a_row) {
+    Case k = {.n = 1, .c = 6, .h = 41, .w = 3, .oc = 5, .pt = 1, .pl = 0, .pb = 1, .pr = 1, .m = 2, .tb = 20,
+              .ocb = 5, .act = RS_ACT_CLIP};
+    run_case(&k);
+}
+
+Test(wino, f4_rows_wider_than_the_staging) {
+    Case k = {.n = 1, .c = 3, .h = 5, .w = 2101, .oc = 6, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .m = 4, .tb = 40,
+              .ocb = 6, .bias = 1, .act = RS_ACT_RELU};
     run_case(&k);
 }
 
