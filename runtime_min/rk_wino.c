@@ -21,8 +21,10 @@
  * way whatever the thread count. A thread that takes several chunks of one
  * block in a row transforms the block once.
  *
- * The transforms work on a run of tiles of one tile row at once, one float of
- * each per lane, in loops a compiler vectorizes.
+ * With AVX-512 or AVX2 the transforms take 16 or 8 tiles at once, one per
+ * lane, from any tile rows (input_transform_vec, output_transform_vec);
+ * otherwise, and for blocks too wide to stage, a run of tiles of one tile
+ * row at once, in loops a compiler vectorizes.
  *
  * Numerics: the transforms add and subtract inputs scaled by up to 8
  * (m = 4), so the rounding error is a few times the direct method's; and an
@@ -31,7 +33,7 @@
  */
 #include <string.h>
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -254,75 +256,192 @@ RK_WINO_INLINE void input_transform_m(const Wino *W, const float *x, int64_t t0,
     }
 }
 
-#if defined(__AVX512F__)
-/* ---- the transforms with AVX-512: 16 tiles (one packed panel) per vector ----
+#if defined(__AVX512F__) || defined(__AVX2__)
+#define RK_WINO_VEC 1
+/* ---- the transforms in vectors (AVX-512 or AVX2): lanes are tiles ----
  * The generic transforms above vectorize over a run of one tile row, so a
  * 14x14 plane (4 tiles a row for m = 4) fills a quarter of a vector, and the
- * row pass reads its inputs at a stride of m. Here the lanes are the 16 tiles
- * of a panel, wherever their tile rows: each tile's patch rows are loaded as
- * 8 floats and transposed in registers (8 x 8 within each 256-bit half), so
- * both passes are plain vector arithmetic and each position's 16 tiles are
- * stored as one vector. The same adds and multiplies as the generic code, in
- * the same order, on every lane (no fused multiply-adds). */
+ * row pass reads its inputs at a stride of m. Here the lanes are WN tiles of
+ * one packed panel (16 with AVX-512, the whole panel; 8 with AVX2, half of
+ * it), wherever their tile rows: each tile's patch rows are loaded as 8
+ * floats and transposed in registers, so both passes are plain vector
+ * arithmetic and each position's tiles are stored as one vector. The same
+ * adds and multiplies as the generic code, in the same order, on every lane.
+ * Only the loads, the transpose, the interleave back into rows and the
+ * masked tails differ between the two instruction sets. */
 
 /* Floats of one channel's zero-padded input rows that a block may stage. */
 enum { QCAP = 8192 };
 
+#if defined(__AVX512F__)
+enum { WN = 16 };
+typedef __m512 wv;
+#define wv_set1 _mm512_set1_ps
+#define wv_zero _mm512_setzero_ps
+#define wv_add _mm512_add_ps
+#define wv_sub _mm512_sub_ps
+#define wv_mul _mm512_mul_ps
+#define wv_loadu _mm512_loadu_ps
+#define wv_storeu _mm512_storeu_ps
+static inline __mmask16 wv_mask(int64_t cnt) { return (__mmask16)(cnt >= 16 ? 0xffffu : (1u << cnt) - 1u); }
+/* lanes from cnt on set to 0 */
+static inline wv wv_keep(wv v, int64_t cnt) { return _mm512_maskz_mov_ps(wv_mask(cnt), v); }
+/* masked loads cost far more than plain ones here: only for short tails */
+static inline wv wv_load_n(const float *p, int64_t cnt) {
+    return cnt >= 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(wv_mask(cnt), p);
+}
+static inline void wv_store_n(float *p, wv v, int64_t cnt) {
+    if (cnt >= 16) _mm512_storeu_ps(p, v);
+    else _mm512_mask_storeu_ps(p, wv_mask(cnt), v);
+}
+RK_WINO_INLINE wv wv_act(wv v, int64_t act, wv lo, wv hi) {   /* act_of for NONE, RELU, CLIP */
+    if (act == RS_ACT_RELU) return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, wv_zero(), _CMP_NLE_UQ), v);
+    if (act == RS_ACT_CLIP) {   /* rs_clip: x < lo ? lo : (x > hi ? hi : x) */
+        __mmask16 below = _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ);
+        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
+        return _mm512_mask_mov_ps(v, below, lo);
+    }
+    return v;
+}
 /* a zmm of two tiles' 8 floats (insertf64x4: AVX-512F, no DQ needed) */
 #define W_LOAD2(lo, hi)                                                                             \
     _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm256_loadu_ps(lo))), \
                                         _mm256_castps_pd(_mm256_loadu_ps(hi)), 1))
-
-/* x[c] (c < nc) = column c of the 16 tiles' rows in r (r[k]: tiles k | k+4
- * for k < 4, tiles k+4 | k+8 for k >= 4, so the lanes come out in order) */
-RK_WINO_INLINE void w_transpose(const __m512 r[8], __m512 *x, int nc) {
+/* x[c] (c < nc) = column c of the 8 floats at base[e] + off, lane e: two
+ * tiles a zmm (tiles k | k+4 for k < 4, k+4 | k+8 after, so the lanes come
+ * out in order), an 8 x 8 transpose within each 256-bit half */
+RK_WINO_INLINE void w_columns(const float *const *base, int64_t off, wv *x, int nc) {
+    __m512 r[8];
+    for (int k = 0; k < 4; k++) {
+        r[k] = W_LOAD2(base[k] + off, base[k + 4] + off);
+        r[k + 4] = W_LOAD2(base[k + 8] + off, base[k + 12] + off);
+    }
     __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
     __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
     __m512 t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]);
     __m512 t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
-    __m512 u[8];
-    u[0] = _mm512_shuffle_ps(t0, t2, 0x44);
-    u[1] = _mm512_shuffle_ps(t0, t2, 0xEE);
-    u[2] = _mm512_shuffle_ps(t1, t3, 0x44);
-    u[3] = _mm512_shuffle_ps(t1, t3, 0xEE);
-    u[4] = _mm512_shuffle_ps(t4, t6, 0x44);
-    u[5] = _mm512_shuffle_ps(t4, t6, 0xEE);
-    u[6] = _mm512_shuffle_ps(t5, t7, 0x44);
-    u[7] = _mm512_shuffle_ps(t5, t7, 0xEE);
     /* u[c] (c < 4): 128-bit lane 0 is column c of rows 0-3's low halves, lane 1
      * column c + 4, lanes 2 and 3 the same of the high halves; u[c + 4] rows 4-7 */
+    __m512 u[8] = {_mm512_shuffle_ps(t0, t2, 0x44), _mm512_shuffle_ps(t0, t2, 0xEE),
+                   _mm512_shuffle_ps(t1, t3, 0x44), _mm512_shuffle_ps(t1, t3, 0xEE),
+                   _mm512_shuffle_ps(t4, t6, 0x44), _mm512_shuffle_ps(t4, t6, 0xEE),
+                   _mm512_shuffle_ps(t5, t7, 0x44), _mm512_shuffle_ps(t5, t7, 0xEE)};
     for (int c = 0; c < nc; c++)
         x[c] = c < 4 ? _mm512_shuffle_f32x4(u[c], u[c + 4], 0x88) : _mm512_shuffle_f32x4(u[c - 4], u[c], 0xDD);
 }
-
-#define V4(v) _mm512_set1_ps(v)
-/* in_line4 and in_line2 on vectors: o[k] from x[0..a) */
-RK_WINO_INLINE void w_in4(const __m512 *x, __m512 *o) {
-    o[0] = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(V4(4.0f), x[0]), _mm512_mul_ps(V4(5.0f), x[2])), x[4]);
-    o[1] = _mm512_sub_ps(_mm512_add_ps(x[3], x[4]), _mm512_mul_ps(V4(4.0f), _mm512_add_ps(x[1], x[2])));
-    o[2] = _mm512_add_ps(_mm512_mul_ps(V4(4.0f), _mm512_sub_ps(x[1], x[2])), _mm512_sub_ps(x[4], x[3]));
-    o[3] = _mm512_add_ps(_mm512_mul_ps(V4(2.0f), _mm512_sub_ps(x[3], x[1])), _mm512_sub_ps(x[4], x[2]));
-    o[4] = _mm512_add_ps(_mm512_mul_ps(V4(2.0f), _mm512_sub_ps(x[1], x[3])), _mm512_sub_ps(x[4], x[2]));
-    o[5] = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(V4(4.0f), x[1]), _mm512_mul_ps(V4(5.0f), x[3])), x[5]);
+/* z[e*m + jj] = y[jj] lane e: m vectors interleaved into m*16 floats */
+RK_WINO_INLINE void w_interleave(const wv *y, int m, float *z) {
+    const __m512i p0 = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const __m512i p1 = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+    __m512 ab0 = _mm512_permutex2var_ps(y[0], p0, y[1]), ab1 = _mm512_permutex2var_ps(y[0], p1, y[1]);
+    if (m == 2) {
+        _mm512_storeu_ps(z, ab0);
+        _mm512_storeu_ps(z + 16, ab1);
+        return;
+    }
+    const __m512i q0 = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), q1 = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    __m512d a0 = _mm512_castps_pd(ab0), a1 = _mm512_castps_pd(ab1);
+    __m512d c0 = _mm512_castps_pd(_mm512_permutex2var_ps(y[2], p0, y[3]));
+    __m512d c1 = _mm512_castps_pd(_mm512_permutex2var_ps(y[2], p1, y[3]));
+    _mm512_storeu_ps(z, _mm512_castpd_ps(_mm512_permutex2var_pd(a0, q0, c0)));
+    _mm512_storeu_ps(z + 16, _mm512_castpd_ps(_mm512_permutex2var_pd(a0, q1, c0)));
+    _mm512_storeu_ps(z + 32, _mm512_castpd_ps(_mm512_permutex2var_pd(a1, q0, c1)));
+    _mm512_storeu_ps(z + 48, _mm512_castpd_ps(_mm512_permutex2var_pd(a1, q1, c1)));
 }
-RK_WINO_INLINE void w_in2(const __m512 *x, __m512 *o) {
-    o[0] = _mm512_sub_ps(x[0], x[2]);
-    o[1] = _mm512_add_ps(x[1], x[2]);
-    o[2] = _mm512_sub_ps(x[2], x[1]);
-    o[3] = _mm512_sub_ps(x[1], x[3]);
+#else
+enum { WN = 8 };
+typedef __m256 wv;
+#define wv_set1 _mm256_set1_ps
+#define wv_zero _mm256_setzero_ps
+#define wv_add _mm256_add_ps
+#define wv_sub _mm256_sub_ps
+#define wv_mul _mm256_mul_ps
+#define wv_loadu _mm256_loadu_ps
+#define wv_storeu _mm256_storeu_ps
+static inline __m256i wv_mask(int64_t cnt) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cnt < 8 ? cnt : 8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline wv wv_keep(wv v, int64_t cnt) { return _mm256_and_ps(v, _mm256_castsi256_ps(wv_mask(cnt))); }
+static inline wv wv_load_n(const float *p, int64_t cnt) {
+    return cnt >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, wv_mask(cnt));
+}
+static inline void wv_store_n(float *p, wv v, int64_t cnt) {
+    if (cnt >= 8) _mm256_storeu_ps(p, v);
+    else _mm256_maskstore_ps(p, wv_mask(cnt), v);
+}
+RK_WINO_INLINE wv wv_act(wv v, int64_t act, wv lo, wv hi) {   /* act_of for NONE, RELU, CLIP */
+    if (act == RS_ACT_RELU) return _mm256_and_ps(_mm256_cmp_ps(v, wv_zero(), _CMP_NLE_UQ), v);
+    if (act == RS_ACT_CLIP) {   /* rs_clip: x < lo ? lo : (x > hi ? hi : x) */
+        __m256 below = _mm256_cmp_ps(v, lo, _CMP_LT_OQ);
+        v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
+        return _mm256_blendv_ps(v, lo, below);
+    }
+    return v;
+}
+/* x[c] (c < nc) = column c of the 8 floats at base[e] + off, lane e: an
+ * 8 x 8 transpose */
+RK_WINO_INLINE void w_columns(const float *const *base, int64_t off, wv *x, int nc) {
+    __m256 r[8];
+    for (int k = 0; k < 8; k++) r[k] = _mm256_loadu_ps(base[k] + off);
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    /* u[c] (c < 4): column c of rows 0-3 in the low 128 bits, column c + 4 in
+     * the high; u[c + 4] the same of rows 4-7 */
+    __m256 u[8] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
+                   _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE),
+                   _mm256_shuffle_ps(t4, t6, 0x44), _mm256_shuffle_ps(t4, t6, 0xEE),
+                   _mm256_shuffle_ps(t5, t7, 0x44), _mm256_shuffle_ps(t5, t7, 0xEE)};
+    for (int c = 0; c < nc; c++)
+        x[c] = c < 4 ? _mm256_permute2f128_ps(u[c], u[c + 4], 0x20) : _mm256_permute2f128_ps(u[c - 4], u[c], 0x31);
+}
+/* z[e*m + jj] = y[jj] lane e: m vectors interleaved into m*8 floats */
+RK_WINO_INLINE void w_interleave(const wv *y, int m, float *z) {
+    __m256 t0 = _mm256_unpacklo_ps(y[0], y[1]), t1 = _mm256_unpackhi_ps(y[0], y[1]);
+    if (m == 2) {   /* t0: tiles 0, 1 | 4, 5; t1: tiles 2, 3 | 6, 7 */
+        _mm256_storeu_ps(z, _mm256_permute2f128_ps(t0, t1, 0x20));
+        _mm256_storeu_ps(z + 8, _mm256_permute2f128_ps(t0, t1, 0x31));
+        return;
+    }
+    __m256 t2 = _mm256_unpacklo_ps(y[2], y[3]), t3 = _mm256_unpackhi_ps(y[2], y[3]);
+    /* u0: tile 0 | tile 4, u1: 1 | 5, u2: 2 | 6, u3: 3 | 7 */
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    _mm256_storeu_ps(z, _mm256_permute2f128_ps(u0, u1, 0x20));
+    _mm256_storeu_ps(z + 8, _mm256_permute2f128_ps(u2, u3, 0x20));
+    _mm256_storeu_ps(z + 16, _mm256_permute2f128_ps(u0, u1, 0x31));
+    _mm256_storeu_ps(z + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
+}
+#endif
+
+/* in_line4 and in_line2 on vectors: o[k] from x[0..a) */
+RK_WINO_INLINE void w_in4(const wv *x, wv *o) {
+    o[0] = wv_add(wv_sub(wv_mul(wv_set1(4.0f), x[0]), wv_mul(wv_set1(5.0f), x[2])), x[4]);
+    o[1] = wv_sub(wv_add(x[3], x[4]), wv_mul(wv_set1(4.0f), wv_add(x[1], x[2])));
+    o[2] = wv_add(wv_mul(wv_set1(4.0f), wv_sub(x[1], x[2])), wv_sub(x[4], x[3]));
+    o[3] = wv_add(wv_mul(wv_set1(2.0f), wv_sub(x[3], x[1])), wv_sub(x[4], x[2]));
+    o[4] = wv_add(wv_mul(wv_set1(2.0f), wv_sub(x[1], x[3])), wv_sub(x[4], x[2]));
+    o[5] = wv_add(wv_sub(wv_mul(wv_set1(4.0f), x[1]), wv_mul(wv_set1(5.0f), x[3])), x[5]);
+}
+RK_WINO_INLINE void w_in2(const wv *x, wv *o) {
+    o[0] = wv_sub(x[0], x[2]);
+    o[1] = wv_add(x[1], x[2]);
+    o[2] = wv_sub(x[2], x[1]);
+    o[3] = wv_sub(x[1], x[3]);
 }
 /* out_line4 and out_line2 on vectors: o[i] from q[0..a) */
-RK_WINO_INLINE void w_out4(const __m512 *q, __m512 *o) {
-    __m512 p12 = _mm512_add_ps(q[1], q[2]), d12 = _mm512_sub_ps(q[1], q[2]);
-    __m512 p34 = _mm512_add_ps(q[3], q[4]), d34 = _mm512_sub_ps(q[3], q[4]);
-    o[0] = _mm512_add_ps(_mm512_add_ps(q[0], p12), p34);
-    o[1] = _mm512_add_ps(d12, _mm512_mul_ps(V4(2.0f), d34));
-    o[2] = _mm512_add_ps(p12, _mm512_mul_ps(V4(4.0f), p34));
-    o[3] = _mm512_add_ps(_mm512_add_ps(d12, _mm512_mul_ps(V4(8.0f), d34)), q[5]);
+RK_WINO_INLINE void w_out4(const wv *q, wv *o) {
+    wv p12 = wv_add(q[1], q[2]), d12 = wv_sub(q[1], q[2]);
+    wv p34 = wv_add(q[3], q[4]), d34 = wv_sub(q[3], q[4]);
+    o[0] = wv_add(wv_add(q[0], p12), p34);
+    o[1] = wv_add(d12, wv_mul(wv_set1(2.0f), d34));
+    o[2] = wv_add(p12, wv_mul(wv_set1(4.0f), p34));
+    o[3] = wv_add(wv_add(d12, wv_mul(wv_set1(8.0f), d34)), q[5]);
 }
-RK_WINO_INLINE void w_out2(const __m512 *q, __m512 *o) {
-    o[0] = _mm512_add_ps(_mm512_add_ps(q[0], q[1]), q[2]);
-    o[1] = _mm512_sub_ps(_mm512_sub_ps(q[1], q[2]), q[3]);
+RK_WINO_INLINE void w_out2(const wv *q, wv *o) {
+    o[0] = wv_add(wv_add(q[0], q[1]), q[2]);
+    o[1] = wv_sub(wv_sub(q[1], q[2]), q[3]);
 }
 
 /* The staging rows of tiles t0 .. t0+n: from the first tile's row to the
@@ -335,8 +454,8 @@ static int64_t stage_rows(const Wino *W, int64_t t0, int64_t n, int64_t *wq) {
     return nr * *wq <= QCAP ? nr : 0;
 }
 
-RK_WINO_INLINE void input_transform_avx512(const Wino *W, const float *x, int64_t t0, int64_t n, float *V, int m,
-                                           int64_t nr, int64_t wq) {
+RK_WINO_INLINE void input_transform_vec(const Wino *W, const float *x, int64_t t0, int64_t n, float *V, int m,
+                                        int64_t nr, int64_t wq) {
     const rk_conv_wino_f32_params *p = W->p;
     const int a = m + 2;
     int64_t h = p->h, wd = p->w, plane = h * wd, vsz = round16(n) * p->c, tw = W->tiles_w;
@@ -344,7 +463,7 @@ RK_WINO_INLINE void input_transform_avx512(const Wino *W, const float *x, int64_
     int64_t lo = min64(p->pl, wq), hi = min64(wd + p->pl, wq);
     if (hi < lo) hi = lo;
     float Q[QCAP];
-    float Tb[36 * 16];
+    float Tb[36 * WN];
     for (int64_t ic = 0; ic < p->c; ic++) {
         const float *xc = x + ic * plane;
         for (int64_t rr = 0; rr < nr; rr++) {   /* stage: Q[rr][q] = x[iy0 + rr][q - pl], 0 outside */
@@ -357,123 +476,78 @@ RK_WINO_INLINE void input_transform_avx512(const Wino *W, const float *x, int64_
             const float *s = xc + iy * wd - p->pl;
             int64_t q = 0;
             for (; q < lo; q++) d[q] = 0.0f;
-            for (; q + 16 <= hi; q += 16) _mm512_storeu_ps(d + q, _mm512_loadu_ps(s + q));
+            for (; q + WN <= hi; q += WN) wv_storeu(d + q, wv_loadu(s + q));
             for (; q < hi; q++) d[q] = s[q];
             for (; q < wq; q++) d[q] = 0.0f;
         }
         int64_t row_off, panel_stride;
         rk_sgemm_packed_b_row(n, p->c, ic, &row_off, &panel_stride);
-        for (int64_t j0 = 0; j0 < n; j0 += 16) {
-            const float *base[16];
-            for (int e = 0; e < 16; e++) {   /* lanes past n read tile t0 and are stored as 0 */
+        for (int64_t j0 = 0; j0 < n; j0 += WN) {
+            const float *base[WN];
+            for (int e = 0; e < WN; e++) {   /* lanes past n read tile t0 and are stored as 0 */
                 int64_t t = t0 + (j0 + e < n ? j0 + e : 0), ty = t / tw, tx = t % tw;
                 base[e] = Q + (ty * m - p->pt - iy0) * wq + tx * m;
             }
-            __mmask16 valid = (__mmask16)(n - j0 >= 16 ? 0xffffu : (1u << (n - j0)) - 1u);
             for (int r = 0; r < a; r++) {   /* row pass: Tb[r][s] = sum_i BT[s][i] row r's column i */
-                __m512 rows[8], xs[6], o[6];
-                for (int k = 0; k < 4; k++) {
-                    rows[k] = W_LOAD2(base[k] + r * wq, base[k + 4] + r * wq);
-                    rows[k + 4] = W_LOAD2(base[k + 8] + r * wq, base[k + 12] + r * wq);
-                }
-                w_transpose(rows, xs, a);
+                wv xs[6], o[6];
+                w_columns(base, r * wq, xs, a);
                 if (m == 4) w_in4(xs, o);
                 else w_in2(xs, o);
-                for (int s = 0; s < a; s++) _mm512_storeu_ps(Tb + (r * a + s) * 16, o[s]);
+                for (int s = 0; s < a; s++) wv_storeu(Tb + (r * a + s) * WN, o[s]);
             }
-            float *dst = V + row_off + (j0 / 16) * panel_stride;
+            float *dst = V + row_off + (j0 / 16) * panel_stride + j0 % 16;
             for (int s = 0; s < a; s++) {   /* column pass: V[k*a + s] = sum_r BT[k][r] Tb[r][s] */
-                __m512 xs[6], o[6];
-                for (int r = 0; r < a; r++) xs[r] = _mm512_loadu_ps(Tb + (r * a + s) * 16);
+                wv xs[6], o[6];
+                for (int r = 0; r < a; r++) xs[r] = wv_loadu(Tb + (r * a + s) * WN);
                 if (m == 4) w_in4(xs, o);
                 else w_in2(xs, o);
-                for (int k = 0; k < a; k++) _mm512_storeu_ps(dst + (k * a + s) * vsz, _mm512_maskz_mov_ps(valid, o[k]));
+                for (int k = 0; k < a; k++) wv_storeu(dst + (k * a + s) * vsz, wv_keep(o[k], n - j0));
             }
         }
     }
 }
 
-/* y[0..cnt) = act(v + bias (+ res)) for act NONE, RELU or CLIP: vectors of
- * 16 and a masked tail, the same operations as act_of */
-RK_WINO_INLINE __m512 w_act(__m512 v, int64_t act, __m512 lo, __m512 hi) {
-    if (act == RS_ACT_RELU) return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NLE_UQ), v);
-    if (act == RS_ACT_CLIP) {   /* rs_clip: x < lo ? lo : (x > hi ? hi : x) */
-        __mmask16 below = _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ);
-        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
-        return _mm512_mask_mov_ps(v, below, lo);
-    }
-    return v;
-}
-
-RK_WINO_INLINE void output_transform_avx512(const Wino *W, const float *M, int64_t o0, int64_t rows, int64_t t0,
-                                            int64_t n, float *y, const float *res, int m) {
+RK_WINO_INLINE void output_transform_vec(const Wino *W, const float *M, int64_t o0, int64_t rows, int64_t t0,
+                                         int64_t n, float *y, const float *res, int m) {
     const rk_conv_wino_f32_params *p = W->p;
     const int a = m + 2;
     int64_t oplane = p->oh * p->ow, msz = rows * n, tw = W->tiles_w, act = p->act;
-    const __m512 lo = _mm512_set1_ps((float)p->act_a), hi = _mm512_set1_ps((float)p->act_b);
-    /* interleaving m vectors of 16 tiles into m*16 floats of an output row */
-    const __m512i il2a = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    const __m512i il2b = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-    const __m512i il4a = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), il4b = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
-    float Z[4 * 64 + 64];   /* a run's last vector may read past its row */
+    const wv lo = wv_set1((float)p->act_a), hi = wv_set1((float)p->act_b);
+    float Z[4 * 4 * WN + WN];   /* a run's last vector may read past its row */
     memset(Z, 0, sizeof Z);
-    for (int64_t j0 = 0; j0 < n; j0 += 16) {
-        int64_t cnt = min64(16, n - j0);
-        __mmask16 valid = (__mmask16)(cnt == 16 ? 0xffffu : (1u << cnt) - 1u);
+    for (int64_t j0 = 0; j0 < n; j0 += WN) {
+        int64_t cnt = min64(WN, n - j0);
         for (int64_t o = 0; o < rows; o++) {
             int64_t oc = o0 + o;
-            __m512 bias = _mm512_set1_ps(W->bias ? W->bias[oc] : 0.0f);
+            wv bias = wv_set1(W->bias ? W->bias[oc] : 0.0f);
             const float *mo = M + o * n + j0;
-            __m512 S[6][4], Y[4][4];
+            wv S[6][4], Y[4][4];
             for (int k = 0; k < a; k++) {   /* S[k][jj] = sum_s AT[jj][s] M[k*a + s] */
-                __m512 q[6];
-                for (int s = 0; s < a; s++)
-                    q[s] = cnt == 16 ? _mm512_loadu_ps(mo + (k * a + s) * msz) : _mm512_maskz_loadu_ps(valid, mo + (k * a + s) * msz);
+                wv q[6];
+                for (int s = 0; s < a; s++) q[s] = wv_load_n(mo + (k * a + s) * msz, cnt);
                 if (m == 4) w_out4(q, S[k]);
                 else w_out2(q, S[k]);
             }
-            for (int jj = 0; jj < m; jj++) {   /* Y[i][jj] = sum_k AT[i][k] S[k][jj] */
-                __m512 q[6], r[4];
+            for (int jj = 0; jj < m; jj++) {   /* Y[i][jj] = sum_k AT[i][k] S[k][jj] + bias */
+                wv q[6], r[4];
                 for (int k = 0; k < a; k++) q[k] = S[k][jj];
                 if (m == 4) w_out4(q, r);
                 else w_out2(q, r);
-                for (int i = 0; i < m; i++) Y[i][jj] = _mm512_add_ps(r[i], bias);
+                for (int i = 0; i < m; i++) Y[i][jj] = wv_add(r[i], bias);
             }
-            for (int i = 0; i < m; i++) {   /* Z[i][e*m + jj] = Y[i][jj] lane e */
-                float *z = Z + i * 64;
-                if (m == 4) {
-                    __m512 ab0 = _mm512_permutex2var_ps(Y[i][0], il2a, Y[i][1]), ab1 = _mm512_permutex2var_ps(Y[i][0], il2b, Y[i][1]);
-                    __m512 cd0 = _mm512_permutex2var_ps(Y[i][2], il2a, Y[i][3]), cd1 = _mm512_permutex2var_ps(Y[i][2], il2b, Y[i][3]);
-                    __m512d pa = _mm512_castps_pd(ab0), pb = _mm512_castps_pd(ab1);
-                    __m512d qa = _mm512_castps_pd(cd0), qb = _mm512_castps_pd(cd1);
-                    _mm512_storeu_ps(z, _mm512_castpd_ps(_mm512_permutex2var_pd(pa, il4a, qa)));
-                    _mm512_storeu_ps(z + 16, _mm512_castpd_ps(_mm512_permutex2var_pd(pa, il4b, qa)));
-                    _mm512_storeu_ps(z + 32, _mm512_castpd_ps(_mm512_permutex2var_pd(pb, il4a, qb)));
-                    _mm512_storeu_ps(z + 48, _mm512_castpd_ps(_mm512_permutex2var_pd(pb, il4b, qb)));
-                } else {
-                    _mm512_storeu_ps(z, _mm512_permutex2var_ps(Y[i][0], il2a, Y[i][1]));
-                    _mm512_storeu_ps(z + 16, _mm512_permutex2var_ps(Y[i][0], il2b, Y[i][1]));
-                }
-            }
+            for (int i = 0; i < m; i++) w_interleave(Y[i], m, Z + i * 4 * WN);
             float *yo = y + oc * oplane;
             const float *ro = res ? res + oc * oplane : NULL;
-            for (int64_t e = 0; e < cnt;) {   /* the panel's runs of one tile row each */
+            for (int64_t e = 0; e < cnt;) {   /* the lanes' runs of one tile row each */
                 int64_t t = t0 + j0 + e, ty = t / tw, tx0 = t % tw, run = min64(tw - tx0, cnt - e);
-                int64_t ox = tx0 * m, valid_x = min64(run * m, p->ow - ox);
+                int64_t ox = tx0 * m, valid = min64(run * m, p->ow - ox);
                 for (int i = 0; i < m && ty * m + i < p->oh; i++) {
                     int64_t at = (ty * m + i) * p->ow + ox;
-                    const float *z = Z + i * 64 + e * m;
-                    float *yd = yo + at;
-                    for (int64_t q = 0; q < valid_x; q += 16) {
-                        __mmask16 mk = (__mmask16)(valid_x - q >= 16 ? 0xffffu : (1u << (valid_x - q)) - 1u);
-                        __m512 v = _mm512_loadu_ps(z + q);
-                        if (mk == 0xffffu) {   /* masked loads cost far more than plain ones here */
-                            if (ro) v = _mm512_add_ps(v, _mm512_loadu_ps(ro + at + q));
-                            _mm512_storeu_ps(yd + q, w_act(v, act, lo, hi));
-                        } else {
-                            if (ro) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, ro + at + q));
-                            _mm512_mask_storeu_ps(yd + q, mk, w_act(v, act, lo, hi));
-                        }
+                    const float *z = Z + i * 4 * WN + e * m;
+                    for (int64_t q = 0; q < valid; q += WN) {
+                        wv v = wv_loadu(z + q);
+                        if (ro) v = wv_add(v, wv_load_n(ro + at + q, valid - q));
+                        wv_store_n(yo + at + q, wv_act(v, act, lo, hi), valid - q);
                     }
                 }
                 e += run;
@@ -484,11 +558,11 @@ RK_WINO_INLINE void output_transform_avx512(const Wino *W, const float *M, int64
 #endif
 
 static void input_transform(const Wino *W, const float *x, int64_t t0, int64_t n, float *V) {
-#if defined(__AVX512F__)
+#if defined(RK_WINO_VEC)
     int64_t wq, nr = stage_rows(W, t0, n, &wq);
     if (nr) {
-        if (W->p->m == 4) input_transform_avx512(W, x, t0, n, V, 4, nr, wq);
-        else input_transform_avx512(W, x, t0, n, V, 2, nr, wq);
+        if (W->p->m == 4) input_transform_vec(W, x, t0, n, V, 4, nr, wq);
+        else input_transform_vec(W, x, t0, n, V, 2, nr, wq);
         return;
     }
 #endif
@@ -567,10 +641,10 @@ RK_WINO_INLINE void output_transform_m(const Wino *W, const float *M, int64_t o0
 
 static void output_transform(const Wino *W, const float *M, int64_t o0, int64_t rows, int64_t t0, int64_t n,
                              float *y, const float *res) {
-#if defined(__AVX512F__)
+#if defined(RK_WINO_VEC)
     if (W->p->act == RS_ACT_NONE || W->p->act == RS_ACT_RELU || W->p->act == RS_ACT_CLIP) {
-        if (W->p->m == 4) output_transform_avx512(W, M, o0, rows, t0, n, y, res, 4);
-        else output_transform_avx512(W, M, o0, rows, t0, n, y, res, 2);
+        if (W->p->m == 4) output_transform_vec(W, M, o0, rows, t0, n, y, res, 4);
+        else output_transform_vec(W, M, o0, rows, t0, n, y, res, 2);
         return;
     }
 #endif

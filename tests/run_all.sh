@@ -2,8 +2,9 @@
 # run_all.sh - runs every test suite in order and sums their results.
 #
 # Suites: the Criterion unit binaries (build/unit/test_*, one per
-# tests/unit/test_*.c, and build/unit_native/test_*, the kernel tests built
-# for this machine), tests/malformed/run.sh, tests/e2e/run.sh,
+# tests/unit/test_*.c, build/unit_native/test_*, the kernel tests built
+# for this machine, and build/unit_avx2/test_*, the same for AVX2 + FMA),
+# tests/malformed/run.sh, tests/e2e/run.sh,
 # tests/conformance/run.sh, tests/zoo/run.sh, then each tests/integration/*.sh.
 # Each is printed under a header, its output streamed and kept, and its
 # closing line read: Criterion's "[====] Synthesis: Tested: N | Passing: N |
@@ -107,6 +108,10 @@ native=(build/unit_native/test_*)
 [ ${#native[@]} -gt 0 ] || missing unit_native "no build/unit_native/test_* (make unit)"
 for bin in "${native[@]}"; do
     run_suite "unit_native/$(basename "$bin")" criterion "$bin"
+done
+# The same built for AVX2 + FMA (Makefile AVX2_BINS), on CPUs that have them.
+for bin in build/unit_avx2/test_*; do
+    run_suite "unit_avx2/$(basename "$bin")" criterion "$bin"
 done
 
 # 2. Scripted suites; each must exist.
