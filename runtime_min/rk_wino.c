@@ -283,6 +283,39 @@ typedef __m512 wv;
 #define wv_mul _mm512_mul_ps
 #define wv_loadu _mm512_loadu_ps
 #define wv_storeu _mm512_storeu_ps
+#define wv_unpacklo _mm512_unpacklo_ps
+#define wv_unpackhi _mm512_unpackhi_ps
+#define wv_shuffle _mm512_shuffle_ps
+#else
+enum { WN = 8 };
+typedef __m256 wv;
+#define wv_set1 _mm256_set1_ps
+#define wv_zero _mm256_setzero_ps
+#define wv_add _mm256_add_ps
+#define wv_sub _mm256_sub_ps
+#define wv_mul _mm256_mul_ps
+#define wv_loadu _mm256_loadu_ps
+#define wv_storeu _mm256_storeu_ps
+#define wv_unpacklo _mm256_unpacklo_ps
+#define wv_unpackhi _mm256_unpackhi_ps
+#define wv_shuffle _mm256_shuffle_ps
+#endif
+
+/* Within each 128-bit lane, u[c] (c < 4) = element c of rows r[0..3] and
+ * u[c + 4] the same of rows r[4..7]: the first two steps of an 8 x 8
+ * transpose, the same for both instruction sets. */
+RK_WINO_INLINE void w_lanes4x4(const wv *r, wv *u) {
+    wv t0 = wv_unpacklo(r[0], r[1]), t1 = wv_unpackhi(r[0], r[1]);
+    wv t2 = wv_unpacklo(r[2], r[3]), t3 = wv_unpackhi(r[2], r[3]);
+    wv t4 = wv_unpacklo(r[4], r[5]), t5 = wv_unpackhi(r[4], r[5]);
+    wv t6 = wv_unpacklo(r[6], r[7]), t7 = wv_unpackhi(r[6], r[7]);
+    u[0] = wv_shuffle(t0, t2, 0x44), u[1] = wv_shuffle(t0, t2, 0xEE);
+    u[2] = wv_shuffle(t1, t3, 0x44), u[3] = wv_shuffle(t1, t3, 0xEE);
+    u[4] = wv_shuffle(t4, t6, 0x44), u[5] = wv_shuffle(t4, t6, 0xEE);
+    u[6] = wv_shuffle(t5, t7, 0x44), u[7] = wv_shuffle(t5, t7, 0xEE);
+}
+
+#if defined(__AVX512F__)
 static inline __mmask16 wv_mask(int64_t cnt) { return (__mmask16)(cnt >= 16 ? 0xffffu : (1u << cnt) - 1u); }
 /* lanes from cnt on set to 0 */
 static inline wv wv_keep(wv v, int64_t cnt) { return _mm512_maskz_mov_ps(wv_mask(cnt), v); }
@@ -316,16 +349,10 @@ RK_WINO_INLINE void w_columns(const float *const *base, int64_t off, wv *x, int 
         r[k] = W_LOAD2(base[k] + off, base[k + 4] + off);
         r[k + 4] = W_LOAD2(base[k + 8] + off, base[k + 12] + off);
     }
-    __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
-    __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
-    __m512 t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]);
-    __m512 t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
-    /* u[c] (c < 4): 128-bit lane 0 is column c of rows 0-3's low halves, lane 1
-     * column c + 4, lanes 2 and 3 the same of the high halves; u[c + 4] rows 4-7 */
-    __m512 u[8] = {_mm512_shuffle_ps(t0, t2, 0x44), _mm512_shuffle_ps(t0, t2, 0xEE),
-                   _mm512_shuffle_ps(t1, t3, 0x44), _mm512_shuffle_ps(t1, t3, 0xEE),
-                   _mm512_shuffle_ps(t4, t6, 0x44), _mm512_shuffle_ps(t4, t6, 0xEE),
-                   _mm512_shuffle_ps(t5, t7, 0x44), _mm512_shuffle_ps(t5, t7, 0xEE)};
+    __m512 u[8];
+    w_lanes4x4(r, u);   /* u[c] (c < 4): 128-bit lane 0 is column c of rows 0-3's
+                         * low halves, lane 1 column c + 4, lanes 2 and 3 the same
+                         * of the high halves; u[c + 4] rows 4-7 */
     for (int c = 0; c < nc; c++)
         x[c] = c < 4 ? _mm512_shuffle_f32x4(u[c], u[c + 4], 0x88) : _mm512_shuffle_f32x4(u[c - 4], u[c], 0xDD);
 }
@@ -349,15 +376,6 @@ RK_WINO_INLINE void w_interleave(const wv *y, int m, float *z) {
     _mm512_storeu_ps(z + 48, _mm512_castpd_ps(_mm512_permutex2var_pd(a1, q1, c1)));
 }
 #else
-enum { WN = 8 };
-typedef __m256 wv;
-#define wv_set1 _mm256_set1_ps
-#define wv_zero _mm256_setzero_ps
-#define wv_add _mm256_add_ps
-#define wv_sub _mm256_sub_ps
-#define wv_mul _mm256_mul_ps
-#define wv_loadu _mm256_loadu_ps
-#define wv_storeu _mm256_storeu_ps
 static inline __m256i wv_mask(int64_t cnt) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cnt < 8 ? cnt : 8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
@@ -383,16 +401,9 @@ RK_WINO_INLINE wv wv_act(wv v, int64_t act, wv lo, wv hi) {   /* act_of for NONE
 RK_WINO_INLINE void w_columns(const float *const *base, int64_t off, wv *x, int nc) {
     __m256 r[8];
     for (int k = 0; k < 8; k++) r[k] = _mm256_loadu_ps(base[k] + off);
-    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    /* u[c] (c < 4): column c of rows 0-3 in the low 128 bits, column c + 4 in
-     * the high; u[c + 4] the same of rows 4-7 */
-    __m256 u[8] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
-                   _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE),
-                   _mm256_shuffle_ps(t4, t6, 0x44), _mm256_shuffle_ps(t4, t6, 0xEE),
-                   _mm256_shuffle_ps(t5, t7, 0x44), _mm256_shuffle_ps(t5, t7, 0xEE)};
+    __m256 u[8];
+    w_lanes4x4(r, u);   /* u[c] (c < 4): column c of rows 0-3 in the low 128 bits,
+                         * column c + 4 in the high; u[c + 4] the same of rows 4-7 */
     for (int c = 0; c < nc; c++)
         x[c] = c < 4 ? _mm256_permute2f128_ps(u[c], u[c + 4], 0x20) : _mm256_permute2f128_ps(u[c - 4], u[c], 0x31);
 }
