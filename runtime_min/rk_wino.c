@@ -475,6 +475,13 @@ RK_WINO_INLINE void input_transform_vec(const Wino *W, const float *x, int64_t t
     if (hi < lo) hi = lo;
     float Q[QCAP];
     float Tb[36 * WN];
+    /* each lane's patch in Q, the same for every channel (n <= 2048, checked
+     * by rk_conv_wino_f32); lanes past n read tile t0 and are stored as 0 */
+    int32_t qoff[2048 + WN];
+    for (int64_t j = 0; j < n + WN; j++) {
+        int64_t t = t0 + (j < n ? j : 0), ty = t / tw, tx = t % tw;
+        qoff[j] = (int32_t)((ty * m - p->pt - iy0) * wq + tx * m);
+    }
     for (int64_t ic = 0; ic < p->c; ic++) {
         const float *xc = x + ic * plane;
         for (int64_t rr = 0; rr < nr; rr++) {   /* stage: Q[rr][q] = x[iy0 + rr][q - pl], 0 outside */
@@ -495,10 +502,7 @@ RK_WINO_INLINE void input_transform_vec(const Wino *W, const float *x, int64_t t
         rk_sgemm_packed_b_row(n, p->c, ic, &row_off, &panel_stride);
         for (int64_t j0 = 0; j0 < n; j0 += WN) {
             const float *base[WN];
-            for (int e = 0; e < WN; e++) {   /* lanes past n read tile t0 and are stored as 0 */
-                int64_t t = t0 + (j0 + e < n ? j0 + e : 0), ty = t / tw, tx = t % tw;
-                base[e] = Q + (ty * m - p->pt - iy0) * wq + tx * m;
-            }
+            for (int e = 0; e < WN; e++) base[e] = Q + qoff[j0 + e];
             for (int r = 0; r < a; r++) {   /* row pass: Tb[r][s] = sum_i BT[s][i] row r's column i */
                 wv xs[6], o[6];
                 w_columns(base, r * wq, xs, a);
@@ -528,6 +532,17 @@ RK_WINO_INLINE void output_transform_vec(const Wino *W, const float *M, int64_t 
     memset(Z, 0, sizeof Z);
     for (int64_t j0 = 0; j0 < n; j0 += WN) {
         int64_t cnt = min64(WN, n - j0);
+        /* the lanes' runs of one tile row each, the same for every channel:
+         * first lane, output row and column of the run's first tile, floats */
+        int64_t run_e[WN], run_oy[WN], run_ox[WN], run_len[WN], nrun = 0;
+        for (int64_t e = 0; e < cnt; nrun++) {
+            int64_t t = t0 + j0 + e, tx0 = t % tw, run = min64(tw - tx0, cnt - e);
+            run_e[nrun] = e;
+            run_oy[nrun] = t / tw * m;
+            run_ox[nrun] = tx0 * m;
+            run_len[nrun] = min64(run * m, p->ow - tx0 * m);
+            e += run;
+        }
         for (int64_t o = 0; o < rows; o++) {
             int64_t oc = o0 + o;
             wv bias = wv_set1(W->bias ? W->bias[oc] : 0.0f);
@@ -549,19 +564,17 @@ RK_WINO_INLINE void output_transform_vec(const Wino *W, const float *M, int64_t 
             for (int i = 0; i < m; i++) w_interleave(Y[i], m, Z + i * 4 * WN);
             float *yo = y + oc * oplane;
             const float *ro = res ? res + oc * oplane : NULL;
-            for (int64_t e = 0; e < cnt;) {   /* the lanes' runs of one tile row each */
-                int64_t t = t0 + j0 + e, ty = t / tw, tx0 = t % tw, run = min64(tw - tx0, cnt - e);
-                int64_t ox = tx0 * m, valid = min64(run * m, p->ow - ox);
-                for (int i = 0; i < m && ty * m + i < p->oh; i++) {
-                    int64_t at = (ty * m + i) * p->ow + ox;
-                    const float *z = Z + i * 4 * WN + e * m;
+            for (int64_t r = 0; r < nrun; r++) {
+                int64_t valid = run_len[r];
+                for (int i = 0; i < m && run_oy[r] + i < p->oh; i++) {
+                    int64_t at = (run_oy[r] + i) * p->ow + run_ox[r];
+                    const float *z = Z + i * 4 * WN + run_e[r] * m;
                     for (int64_t q = 0; q < valid; q += WN) {
                         wv v = wv_loadu(z + q);
                         if (ro) v = wv_add(v, wv_load_n(ro + at + q, valid - q));
                         wv_store_n(yo + at + q, wv_act(v, act, lo, hi), valid - q);
                     }
                 }
-                e += run;
             }
         }
     }
