@@ -40,13 +40,14 @@ int rlx_dtype_size(int dtype) { return dtype >= 0 && dtype < RLX_NDTYPES ? dtype
  * C99: over-allocate and keep the original pointer just below the block.
  * On Linux, where <sys/mman.h> declares MADV_HUGEPAGE (gcc's and clang's
  * default GNU modes; not strict -std=c99), a block of 2 MB or more (weights,
- * arena) starts on a 2 MB boundary and its whole 2 MB pages are advised to
- * be huge pages (transparent huge pages in "madvise" mode, the common
- * default): a run streams every weight once, and with 4 KB pages that is a
- * TLB miss every 4 KB (MobileNetV2 0.7-1.8% and ResNet-18 1.3% faster at
- * one thread in alternating runs; no change measurable at two). Only pages wholly inside the block are advised, so no more
- * memory is resident than the block touches; where the kernel refuses, the
- * advice is ignored. */
+ * arena, scratch) starts on a 2 MB boundary and its whole 2 MB pages are
+ * advised to be huge pages (transparent huge pages in "madvise" mode, the
+ * common default): a run streams every weight once, and with 4 KB pages
+ * that is a TLB miss every 4 KB (MobileNetV2 0.7-1.8% and ResNet-18 1.3%
+ * faster at one thread in alternating runs; no change measurable at two).
+ * Only pages wholly inside the block are advised, so no more memory is
+ * resident than the block touches; where the kernel refuses, the advice is
+ * ignored. */
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
 #define RLX_HUGE ((size_t)1 << 21)
 #endif

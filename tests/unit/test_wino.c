@@ -132,9 +132,10 @@ Test(wino, f2_odd_sizes_big_block) {
     run_case(&k);
 }
 
-/* The AVX-512 transforms take a panel of 16 tiles from several tile rows
- * (here 3 or 1 tiles a row, blocks of 20 and 16 + 4 tiles), and fall back to
- * the generic ones where a block's padded rows exceed their staging buffer. */
+/* The vector transforms (AVX-512: 16 tiles a vector, AVX2: 8) take their
+ * tiles from several tile rows (here 3 or 1 tiles a row, blocks of 20 tiles:
+ * 16 + 4 or 8 + 8 + 4), and fall back to the generic ones where a block's
+ * padded rows exceed their staging buffer. */
 Test(wino, f4_panels_across_tile_rows_clip) {
     Case k = {.n = 1, .c = 7, .h = 14, .w = 10, .oc = 19, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .m = 4, .tb = 20,
               .ocb = 12, .bias = 1, .res = 1, .act = RS_ACT_CLIP};
