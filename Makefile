@@ -1,13 +1,18 @@
 # rlxc - ahead-of-time compiler for neural-network inference.
 #
-#   make            build build/rlxc
+#   make            build build/rlxc and the runtime library build/librlxrt.a
 #   make test       the whole test suite (tests/run_all.sh), closing line "N passed, N failed"
 #   make demo       compile, build and run the bundled example model
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local [DESTDIR=...]
 #   make clean
 
 CC      ?= cc
 PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/rlxc
 CFLAGS  ?= -O2 -g
 STD      = -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror
 B        = build
@@ -16,13 +21,16 @@ CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 
 LIB_SRCS = $(sort $(wildcard lib/*.c lib/frontend/*.c lib/passes/*.c lib/codegen_c/*.c))
-# the runtime: every .c file of runtime_min/ (generated code links them all)
+# the runtime: every .c file of runtime_min/. The compiler links its own
+# copy (portable, for constant folding); generated models link librlxrt.a.
 RT_ALL   = $(sort $(wildcard runtime_min/*.c))
-HDRS     = $(wildcard lib/*.h lib/*.def lib/*/*.h runtime_min/*.h runtime_min/*.def)
+RT_HDRS  = $(wildcard runtime_min/*.h runtime_min/*.def)
+HDRS     = $(wildcard lib/*.h lib/*.def lib/*/*.h cmd/rlxc/*.h) $(RT_HDRS)
 
 LIB_OBJS = $(LIB_SRCS:%.c=$(B)/obj/%.o) $(RT_ALL:%.c=$(B)/obj/%.o)
+DRIVER_OBJS = $(B)/obj/cmd/rlxc/main.o $(B)/obj/cmd/rlxc/build.o
 
-all: $(B)/rlxc
+all: $(B)/rlxc $(B)/librlxrt.a $(B)/rlxc.1
 
 # ONNX import (lib/frontend/onnx.c): protobuf-c code generated at build time
 # from Debian's onnx.proto (libonnx-dev), never committed. The generated file
@@ -51,8 +59,22 @@ $(B)/librlx.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/rlxc: $(B)/obj/cmd/rlxc/main.o $(B)/librlx.a
+$(B)/rlxc: $(DRIVER_OBJS) $(B)/librlx.a
 	$(CC) $(CFLAGS) -o $@ $^ $(CJSON_LIBS) $(PROTOBUF_C_LIBS) -lm -pthread
+
+# The runtime library that generated models link (cmd/rlxc/build.c says how
+# it is compiled: -O3, and on x86-64 the kernels three times, portable, AVX2
+# and AVX-512, with CPUID dispatch). rlxc builds it, so that `rlxc --build`
+# and this rule make the same library; objects are cached in build/cache.
+# Then every external symbol of an instruction-set variant must carry its
+# suffix (rk_isa.h), or two variants would clash in a model's link.
+$(B)/librlxrt.a: $(B)/rlxc $(RT_ALL) $(RT_HDRS) tests/tools/check_isa_names.sh
+	RLXC_CACHE_DIR=$(B)/cache CC="$(CC)" CFLAGS="$(CFLAGS)" $(B)/rlxc runtime -o $(B)
+	bash tests/tools/check_isa_names.sh $@
+
+# The man page, from the same text as rlxc --help.
+$(B)/rlxc.1: $(B)/rlxc scripts/rlxc-man.sh
+	bash scripts/rlxc-man.sh $(B)/rlxc > $@
 
 # Criterion unit tests: one binary per tests/unit/test_*.c
 UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
@@ -61,26 +83,27 @@ $(B)/unit/%: tests/unit/%.c $(B)/librlx.a $(HDRS) tests/unit/testgraph.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu99 -Wall -Wextra -Werror -Wno-missing-field-initializers $(CFLAGS) $(CJSON_CFLAGS) -Ilib -Iruntime_min $< -o $@ $(B)/librlx.a $(CJSON_LIBS) $(PROTOBUF_C_LIBS) -lcriterion -lm -pthread
 
-# The kernel tests again, built for this machine (-march=native) with the
-# runtime's sources, so the AVX2 / AVX-512 kernels that generated models use
-# are tested as well as the portable ones librlx.a holds.
-NATIVE_UNIT = test_gemm test_gemm_epilogue test_wino test_conv_turned test_conv_pwdw test_pool test_conv_s2 test_depthwise
-NATIVE_BINS = $(NATIVE_UNIT:%=$(B)/unit_native/%)
-RT_LIB_SRCS = $(filter-out runtime_min/rlx_main.c,$(RT_ALL))
-$(B)/unit_native/%: tests/unit/%.c $(RT_LIB_SRCS) $(HDRS)
-	@mkdir -p $(dir $@)
-	$(CC) -std=gnu99 -Wall -Wextra -Werror -Wno-missing-field-initializers -O2 -march=native -Iruntime_min $< $(RT_LIB_SRCS) -o $@ -lcriterion -lm -pthread
+# The kernel tests again against the instruction-set variants of
+# librlxrt.a that generated models run: compiled with -DRK_ISA=avx2 or
+# avx512 (rk_isa.h gives their calls the variant's names) and the variant's
+# flags, where this CPU has that instruction set, and without FMA
+# contraction, as the library is compiled (the tests' reference loops must
+# round like it). build/unit/ holds the portable runs (rlxc's own copy of the
+# runtime).
+ISA_UNIT = test_gemm test_gemm_epilogue test_wino test_conv_turned test_conv_pwdw test_pool test_conv_s2 test_depthwise
+CPU_FLAGS := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+HAVE_AVX2 := $(if $(and $(filter avx2,$(CPU_FLAGS)),$(filter fma,$(CPU_FLAGS)),$(filter f16c,$(CPU_FLAGS))),1)
+HAVE_AVX512 := $(if $(HAVE_AVX2),$(if $(and $(filter avx512f,$(CPU_FLAGS)),$(filter avx512cd,$(CPU_FLAGS)),$(filter avx512vl,$(CPU_FLAGS)),$(filter avx512bw,$(CPU_FLAGS)),$(filter avx512dq,$(CPU_FLAGS))),1))
+ISA_BINS = $(if $(HAVE_AVX2),$(ISA_UNIT:%=$(B)/unit_avx2/%)) $(if $(HAVE_AVX512),$(ISA_UNIT:%=$(B)/unit_avx512/%))
+define isa_unit_rule
+$(B)/unit_$(1)/%: tests/unit/%.c $(B)/librlxrt.a $(HDRS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) -std=gnu99 -ffp-contract=off -Wall -Wextra -Werror -Wno-missing-field-initializers -O2 -DRK_ISA=$(1) \
+	    $$$$($(B)/rlxc runtime --isa-flags $(1)) -Iruntime_min $$< -o $$@ $(B)/librlxrt.a -lcriterion -lm -pthread
+endef
+$(foreach isa,avx2 avx512,$(eval $(call isa_unit_rule,$(isa))))
 
-# And built for AVX2 + FMA without AVX-512 (the kernels most x86 machines
-# run; -march=native on an AVX-512 machine never reaches them), where this
-# CPU can run them.
-HAVE_AVX2 := $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo 1)
-AVX2_BINS = $(if $(HAVE_AVX2),$(NATIVE_UNIT:%=$(B)/unit_avx2/%))
-$(B)/unit_avx2/%: tests/unit/%.c $(RT_LIB_SRCS) $(HDRS)
-	@mkdir -p $(dir $@)
-	$(CC) -std=gnu99 -Wall -Wextra -Werror -Wno-missing-field-initializers -O2 -mavx2 -mfma -Iruntime_min $< $(RT_LIB_SRCS) -o $@ -lcriterion -lm -pthread
-
-unit: $(UNIT_BINS) $(NATIVE_BINS) $(AVX2_BINS)
+unit: $(UNIT_BINS) $(ISA_BINS)
 
 test: all unit
 	bash tests/run_all.sh
@@ -88,10 +111,24 @@ test: all unit
 demo: all
 	bash examples/demo.sh
 
+# Installed: rlxc, the runtime library, its headers (include/rlxrt, what
+# generated code includes), a pkg-config file, the man page, and the runtime's
+# sources with the library's key (share/rlxc), from which rlxc builds
+# libraries for other compilers and flags. rlxc finds them from its own
+# location (bin/../lib, bin/../share/rlxc), so LIBDIR and DATADIR should stay
+# under the same PREFIX as BINDIR.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/rlxc/runtime_min
-	install -m 755 $(B)/rlxc $(DESTDIR)$(PREFIX)/bin/rlxc
-	install -m 644 runtime_min/*.c runtime_min/*.h runtime_min/*.def $(DESTDIR)$(PREFIX)/share/rlxc/runtime_min/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/rlxrt \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR)/runtime_min
+	install -m 755 $(B)/rlxc $(DESTDIR)$(BINDIR)/rlxc
+	install -m 644 $(B)/librlxrt.a $(DESTDIR)$(LIBDIR)/librlxrt.a
+	install -m 644 $(RT_HDRS) $(DESTDIR)$(INCLUDEDIR)/rlxrt/
+	install -m 644 $(RT_ALL) $(RT_HDRS) $(DESTDIR)$(DATADIR)/runtime_min/
+	install -m 644 $(B)/librlxrt.stamp $(DESTDIR)$(DATADIR)/librlxrt.stamp
+	install -m 644 $(B)/rlxc.1 $(DESTDIR)$(MANDIR)/man1/rlxc.1
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|'"$$($(B)/rlxc --version | cut -d' ' -f2)"'|' scripts/rlxrt.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/rlxrt.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/rlxrt.pc
 
 clean:
 	rm -rf $(B)

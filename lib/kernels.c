@@ -20,3 +20,12 @@ const RlxKernelInfo rlx_kernels[RLX_NKERNELS] = {
 #undef I
 #undef F
 #undef A
+
+const RlxKernelImplInfo rlx_kernel_impls[RLX_NKIMPLS] = {
+    {RLX_NKERNELS, NULL, NULL},
+#define K(name, fields, doc)
+#define KI(name, impl, doc) {RLX_K_##name, #impl, doc},
+#include "../runtime_min/rk_kernels.def"
+#undef KI
+#undef K
+};

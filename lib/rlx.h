@@ -261,6 +261,24 @@ typedef struct {
 } RlxKernelInfo;
 extern const RlxKernelInfo rlx_kernels[RLX_NKERNELS];
 
+/* Second implementations of a kernel (rk_kernels.def, KI): the same params
+ * and bits, their own entry rk_<kernel>_<name>. 0 is the kernel itself. */
+typedef enum {
+    RLX_KI_NONE,
+#define K(name, fields, doc)
+#define KI(name, impl, doc) RLX_KI_##name##_##impl,
+#include "../runtime_min/rk_kernels.def"
+#undef KI
+#undef K
+    RLX_NKIMPLS
+} RlxKernelImpl;
+typedef struct {
+    RlxKernelKind kind;
+    const char *name;            /* "rows": the entry is rk_<kernel>_rows */
+    const char *doc;
+} RlxKernelImplInfo;
+extern const RlxKernelImplInfo rlx_kernel_impls[RLX_NKIMPLS];
+
 typedef union { int64_t i; double f; } RlxParam;
 
 /* An elementwise region: a straight-line program over its inputs,
@@ -284,6 +302,7 @@ typedef struct {
     RlxParam p[64];              /* kernel params, in rk_<name>_params order */
     int np;
     int64_t scratch;             /* bytes of ctx->scratch the kernel uses per thread */
+    RlxKernelImpl impl;          /* which implementation the C target calls (0: the kernel itself) */
     /* RLX_K_ELTWISE: */
     RlxEltStep *steps;
     int nsteps;

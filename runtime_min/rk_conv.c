@@ -5,7 +5,7 @@
  * Spatial geometry always comes as 3 axes (z, y, x): the lowering pads a 1-D
  * or 2-D window with leading axes of size 1 (kernel 1, stride 1, no pads),
  * so one fixed loop nest serves every rank and the innermost loop walks the
- * contiguous x axis. 1-D and 2-D convolution use conv2d_f32 (rlx_kernels.c),
+ * contiguous x axis. 1-D and 2-D convolution use conv2d_f32 (rk_convgemm.c),
  * the fast path; conv_nd_f32 is its 3-D twin, written the same way: one
  * "axpy" per filter tap along an output row.
  *

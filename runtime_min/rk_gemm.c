@@ -42,11 +42,13 @@
  */
 #ifdef RLX_BLAS_OPENBLAS
 #include <cblas.h>
+#undef I   /* <complex.h>, which OpenBLAS's cblas.h includes, defines it; rlx_rt.h's params use the name */
 #endif
 #include "rk_gemm.h"
 #include "rlx_rt.h"
 #include "rk_typed.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "rlx_scalar.h"
@@ -1120,6 +1122,64 @@ void rk_sgemm_rows(const rk_sgemm_args *g, int64_t m0, int64_t m1, void *scratch
 void rk_sgemm_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1, void *scratch) {
     sgemm_part(g, 0, g->m, n0, n1, scratch);
 }
+
+/* ---- few rows against a pre-packed B ----
+ * Plain loops over B's panels, four rows of sums at a time, for products too
+ * small to thread or to pay for packing A: a classifier's head, an MLP at a
+ * small batch. Each element sees exactly the operations of the blocked path
+ * above (its kc blocks, k in order within one, alpha*, then beta*C on the
+ * first block and + C on later ones, and the epilogue once the last block
+ * is in), so the bits are the same, and the code is a few hundred bytes
+ * where the blocked path's kernels are several hundred KB. */
+#if RK_GEMM_AVX2
+#define FEW_MADD(x, y, acc) fmaf(x, y, acc)   /* the SIMD kernels fuse the multiply-add */
+#else
+#define FEW_MADD(x, y, acc) ((acc) + (x) * (y))   /* the portable kernels multiply, then add */
+#endif
+
+void rk_sgemm_few_rows(const rk_sgemm_args *g) {
+    int64_t m = g->m, n = g->n, k = g->k;
+    if (m <= 0 || n <= 0 || !g->packed_b) return;
+    if (k <= 0) {
+        scale_c(g);
+        return;
+    }
+    int64_t kcs = kc_step(k);
+    for (int64_t jc = 0; jc < n; jc += NC) {
+        int64_t nc = min64(NC, n - jc), ncr = roundup(nc, NR);
+        for (int64_t pc = 0; pc < k; pc += kcs) {
+            int64_t kc = min64(kcs, k - pc);
+            int read_c = pc > 0 || g->beta != 0.0f;
+            float beta = pc > 0 ? 1.0f : g->beta;
+            for (int64_t jr = 0; jr < nc; jr += NR) {
+                const float *panel = g->packed_b + jc * k + pc * ncr + jr * kc;
+                int64_t cols = min64(NR, nc - jr);
+                for (int64_t i0 = 0; i0 < m; i0 += 4) {
+                    int64_t rows = min64(4, m - i0);
+                    float acc[4][NR];
+                    memset(acc, 0, sizeof acc);
+                    for (int64_t p = 0; p < kc; p++) {
+                        const float *bp = panel + p * NR;
+                        for (int64_t r = 0; r < 4; r++) {
+                            int64_t i = i0 + (r < rows ? r : 0);   /* rows past m repeat row i0, unstored */
+                            float av = g->trans_a ? g->a[(pc + p) * g->lda + i] : g->a[i * g->lda + pc + p];
+                            for (int j = 0; j < NR; j++) acc[r][j] = FEW_MADD(av, bp[j], acc[r][j]);
+                        }
+                    }
+                    for (int64_t r = 0; r < rows; r++) {
+                        float *ci = g->c + (i0 + r) * g->ldc + jc + jr;
+                        for (int64_t j = 0; j < cols; j++) {
+                            float x = g->alpha * acc[r][j];
+                            ci[j] = read_c ? FEW_MADD(beta, ci[j], x) : x;
+                        }
+                    }
+                }
+            }
+        }
+        if (has_epilogue(g)) epilogue_tile(g, g->c + jc, g->ldc, 0, jc, m, nc);
+    }
+}
+#undef FEW_MADD
 
 void rk_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,
               const float *b, int64_t ldb, int trans_b, float beta, float *c, int64_t ldc, void *scratch) {

@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rk_isa.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -103,6 +105,20 @@ void rk_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t lda, int tran
  * scratch holds nthreads * rk_sgemm_scratch_size(m, n, k) bytes. */
 void rk_sgemm_ex(const rk_sgemm_args *args, void *scratch, int nthreads, rk_parallel_fn parallel,
                  void *parallel_ctx);
+
+/* A product of at most RK_SGEMM_FEW_ROWS rows against a pre-packed B, on the
+ * calling thread, by plain loops over B's panels: no scratch and a few hundred
+ * bytes of code (the general entry's kernels are several hundred KB). Each
+ * element sees rk_sgemm_ex's operations in the same order: the same bits. */
+#define RK_SGEMM_FEW_ROWS 8
+void rk_sgemm_few_rows(const rk_sgemm_args *args);
+
+/* Whether a product is worth waking threads for: B's bytes count as work
+ * too (2 flops each), since a classifier's 1 x 512 x 1000 product streams
+ * 2 MB of weights for 1 M flops, and a second thread streams them faster. */
+static inline int rk_sgemm_threads_pay(int64_t m, int64_t n, int64_t k) {
+    return 2.0 * (double)m * (double)n * (double)k + 8.0 * (double)n * (double)k >= (double)(1 << 21);
+}
 
 /* Rows [m0, m1) of C only, on the calling thread (m0 a multiple of 6, the
  * register tile's height; scratch as for rk_sgemm): a caller with its own

@@ -6,21 +6,21 @@
  * proved equivalent to the graph (act(x*w + b + r)).
  * A weight operand B may come pre-packed from the weights file (b_packed),
  * so nothing is repacked per run.
+ *
+ * The _rows implementations (rk_kernels.def, KI) take the same params and
+ * run rk_sgemm_few_rows instead, which the lowering picks for a few rows
+ * against pre-packed weights: then the general GEMM is not linked at all.
+ * Each entry passes its GEMM as a function, so neither references the other.
  */
 #include "rk_gemm.h"
 #include "rlx_rt.h"
 #include "rk_typed.h"
 #include "rlx_scalar.h"
 
-/* Small products are not worth waking threads for. B's bytes count as work
- * too (2 flops each): a classifier's 1 x 512 x 1000 product streams 2 MB of
- * weights for 1 M flops, and a second thread streams them faster. */
-#define THREAD_MIN_FLOPS (1 << 21)
-
+/* Small products are not worth waking threads for (rk_sgemm_threads_pay). */
 static int threads_for(const rk_ctx *ctx, int64_t m, int64_t n, int64_t k) {
     if (!ctx || ctx->nthreads <= 1) return 1;
-    double work = 2.0 * (double)m * (double)n * (double)k + 8.0 * (double)n * (double)k;
-    return work < THREAD_MIN_FLOPS ? 1 : ctx->nthreads;
+    return rk_sgemm_threads_pay(m, n, k) ? ctx->nthreads : 1;
 }
 
 static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
@@ -31,7 +31,17 @@ static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
     return RLX_OK;
 }
 
-int rk_matmul_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+/* The _rows implementations' GEMM: only where it applies. */
+static int few_rows(rk_ctx *ctx, rk_sgemm_args *args) {
+    (void)ctx;
+    if (!args->packed_b || args->m > RK_SGEMM_FEW_ROWS) return RLX_E_ARG;
+    rk_sgemm_few_rows(args);
+    return RLX_OK;
+}
+
+typedef int (*gemm_fn)(rk_ctx *ctx, rk_sgemm_args *args);
+
+static int matmul(rk_ctx *ctx, const void *params, const void *const *in, void *const *out, gemm_fn run) {
     const rk_matmul_f32_params *p = params;
     if (p->m < 0 || p->n < 0 || p->k < 0 || p->brank < 0 || p->brank > RK_MAX_RANK) return RLX_E_ARG;
     int64_t nbatch = 1;
@@ -76,14 +86,22 @@ int rk_matmul_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         g.act = (int)p->act;
         g.act_a = (float)p->act_a;
         g.act_b = (float)p->act_b;
-        int st = sgemm(ctx, &g);
+        int st = run(ctx, &g);
         if (st) return st;
         rk_odometer_next(idx, p->bdims, p->brank);
     }
     return RLX_OK;
 }
 
-int rk_gemm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+int rk_matmul_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    return matmul(ctx, params, in, out, sgemm);
+}
+
+int rk_matmul_f32_rows(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    return matmul(ctx, params, in, out, few_rows);
+}
+
+static int gemm(rk_ctx *ctx, const void *params, const void *const *in, void *const *out, gemm_fn run) {
     const rk_gemm_f32_params *p = params;
     int64_t m = p->m, n = p->n, k = p->k;
     if (m < 0 || n < 0 || k < 0) return RLX_E_ARG;
@@ -122,5 +140,13 @@ int rk_gemm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *co
     g.act = (int)p->act;
     g.act_a = (float)p->act_a;
     g.act_b = (float)p->act_b;
-    return sgemm(ctx, &g);
+    return run(ctx, &g);
+}
+
+int rk_gemm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    return gemm(ctx, params, in, out, sgemm);
+}
+
+int rk_gemm_f32_rows(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    return gemm(ctx, params, in, out, few_rows);
 }

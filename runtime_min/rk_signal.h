@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "rk_isa.h"
+
 /* Bytes of scratch for an n-point transform; n is at most RK_DFT_MAX_N. */
 #define RK_DFT_MAX_N ((int64_t)1 << 28)
 static inline int64_t rk_dft_scratch(int64_t n) { return n * 6 * (int64_t)sizeof(double); }

@@ -6,7 +6,8 @@
  * input must have the declared dtype and shape exactly (no silent
  * conversion). Without -o, each output is printed (name, dtype, shape, the
  * first values). --bench N runs once to warm up, then N times, and prints
- * `bench: runs=N median_ms=X min_ms=Y`. The default weights file is
+ * `bench: runs=N median_ms=X min_ms=Y isa=NAME`, NAME being the instruction
+ * set the kernels ran with (rlx_isa_name). The default weights file is
  * argv[0] followed by ".weights". Errors print one line and return 1.
  */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
@@ -187,7 +188,7 @@ int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run) 
         if (!st) {
             qsort(t, (size_t)bench, sizeof(double), cmp_double);
             double med = bench % 2 ? t[bench / 2] : (t[bench / 2 - 1] + t[bench / 2]) / 2;
-            printf("bench: runs=%ld median_ms=%.3f min_ms=%.3f\n", bench, med, t[0]);
+            printf("bench: runs=%ld median_ms=%.3f min_ms=%.3f isa=%s\n", bench, med, t[0], rlx_isa_name());
         }
         free(t);
         if (st) {

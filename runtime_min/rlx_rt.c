@@ -94,6 +94,8 @@ int rlx_model_set_threads(rlx_model *m, int nthreads) {
 int rlx_model_new(const rlx_model_info *info, rlx_model **out) {
     if (!info || !out) return RLX_E_ARG;
     *out = NULL;
+    int st = rlx_isa_init();   /* the kernels' instruction set, once */
+    if (st) return st;
     rlx_model *m = calloc(1, sizeof *m);
     if (!m) return RLX_E_NOMEM;
     m->info = info;
@@ -108,7 +110,7 @@ int rlx_model_new(const rlx_model_info *info, rlx_model **out) {
     memset(arena, 0, bytes);   /* defined bytes in padding, for SIMD tails */
     m->arena = arena;
     m->arena_alloc = base;
-    int st = rlx_model_set_threads(m, info->nthreads > 0 ? info->nthreads : 1);
+    st = rlx_model_set_threads(m, info->nthreads > 0 ? info->nthreads : 1);
     if (st) {
         rlx_model_free(m);
         return st;

@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rk_isa.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,7 +53,8 @@ extern "C" {
     X(RLX_E_SIZE,      9, "weights file size disagrees with the model") \
     X(RLX_E_STATE,    10, "weights not loaded") \
     X(RLX_E_RANGE,    11, "index out of range") \
-    X(RLX_E_FORMAT,   12, "malformed input file")
+    X(RLX_E_FORMAT,   12, "malformed input file") \
+    X(RLX_E_ISA,      13, "RLX_ISA names an instruction set this CPU or build lacks")
 
 enum {
 #define X(id, code, msg) id = code,
@@ -93,7 +96,7 @@ typedef struct {
     const rlx_tensor_info *outputs;
 } rlx_model_info;
 
-/* The thread pool (rk_pool.c): fork-join over tids 0..n-1. */
+/* The thread pool (rlx_pool.c): fork-join over tids 0..n-1. */
 typedef struct rk_pool rk_pool;
 int rk_pool_new(int nthreads, rk_pool **out);
 void rk_pool_free(rk_pool *pool);
@@ -217,6 +220,12 @@ int rlx_load_weights_buffer(rlx_model *m, const void *buf, size_t len);
 /* Checks a weights image header against the model; RLX_OK or the status. */
 int rlx_check_weights_header(const rlx_model_info *info, const uint8_t *buf, size_t len);
 
+/* The instruction set the kernels run with (rlx_isa.c): chosen once from
+ * CPUID, or forced with RLX_ISA=portable|avx2|avx512; rlx_model_new calls
+ * rlx_isa_init. rlx_isa_name gives "portable", "avx2", "avx512" or "neon". */
+int rlx_isa_init(void);
+const char *rlx_isa_name(void);
+
 /* Half precision, round to nearest even; NaN stays NaN. */
 float rlx_f16_to_f32(uint16_t h);
 uint16_t rlx_f32_to_f16(float f);
@@ -234,7 +243,10 @@ uint64_t rlx_fnv1a(uint64_t h, const void *data, size_t n);
 #define K(name, fields, doc) \
     typedef struct { fields } rk_##name##_params; \
     int rk_##name(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
+#define KI(name, impl, doc) \
+    int rk_##name##_##impl(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
 #include "rk_kernels.def"
+#undef KI
 #undef K
 #undef I
 #undef F

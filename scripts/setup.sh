@@ -10,7 +10,7 @@ set -euo pipefail
 PACKAGES="
 build-essential clang make pkg-config
 libcjson-dev libcriterion-dev libclang-dev
-python3-numpy valgrind libopenblas-dev
+python3-numpy valgrind libopenblas-dev man-db
 libonnx-dev libprotobuf-c-dev protobuf-c-compiler libonnx-testdata
 python3-onnx python3-torch python3-torchvision
 "

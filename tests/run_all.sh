@@ -2,8 +2,9 @@
 # run_all.sh - runs every test suite in order and sums their results.
 #
 # Suites: the Criterion unit binaries (build/unit/test_*, one per
-# tests/unit/test_*.c, build/unit_native/test_*, the kernel tests built
-# for this machine, and build/unit_avx2/test_*, the same for AVX2 + FMA),
+# tests/unit/test_*.c, and build/unit_avx2/test_* and build/unit_avx512/test_*,
+# the kernel tests against those instruction-set variants of librlxrt.a, on
+# CPUs that have them),
 # tests/malformed/run.sh, tests/e2e/run.sh,
 # tests/conformance/run.sh, tests/zoo/run.sh, then each tests/integration/*.sh.
 # Each is printed under a header, its output streamed and kept, and its
@@ -103,15 +104,14 @@ for src in tests/unit/test_*.c; do
     if [ -x "$bin" ]; then run_suite "unit/$(basename "$bin")" criterion "$bin"
     else missing "unit/$(basename "$bin")" "$bin not built (make unit)"; fi
 done
-# The kernel tests built -march=native (Makefile NATIVE_UNIT); none built is a failure.
-native=(build/unit_native/test_*)
-[ ${#native[@]} -gt 0 ] || missing unit_native "no build/unit_native/test_* (make unit)"
-for bin in "${native[@]}"; do
-    run_suite "unit_native/$(basename "$bin")" criterion "$bin"
-done
-# The same built for AVX2 + FMA (Makefile AVX2_BINS), on CPUs that have them.
-for bin in build/unit_avx2/test_*; do
-    run_suite "unit_avx2/$(basename "$bin")" criterion "$bin"
+# The kernel tests against the AVX2 and AVX-512 variants (Makefile ISA_BINS),
+# on CPUs that have them: none built where the CPU has AVX2 is a failure.
+isa_bins=(build/unit_avx2/test_* build/unit_avx512/test_*)
+if [ "$(uname -m)" = x86_64 ] && grep -m1 '^flags' /proc/cpuinfo | grep -qw avx2 && [ ${#isa_bins[@]} -eq 0 ]; then
+    missing unit_isa "no build/unit_avx2/test_* on an AVX2 CPU (make unit)"
+fi
+for bin in "${isa_bins[@]}"; do
+    run_suite "${bin#build/}" criterion "$bin"
 done
 
 # 2. Scripted suites; each must exist.

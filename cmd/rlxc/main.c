@@ -21,19 +21,25 @@
 
 #include "rlx.h"
 #include "rlx_npy.h"
+#include "rlxc.h"
 
 static const char usage_text[] =
     "usage: rlxc MODEL -o OUT.c [options]      compile MODEL (.rlxg) to C sources\n"
-    "       rlxc MODEL --build -o OUT [options] ... and build the executable OUT\n"
+    "       rlxc MODEL --build -o OUT [options]  ... and build the executable OUT\n"
     "       rlxc import MODEL -o OUT.rlxg        convert a model to the .rlxg container\n"
+    "       rlxc runtime -o DIR                  build the runtime library (DIR/librlxrt.a) for $CC\n"
+    "                                            and $CFLAGS\n"
     "\n"
     "options:\n"
     "  -o PATH          output; writes PATH.c, PATH.h and PATH.weights (a trailing .c is dropped)\n"
     "  -n NAME          model name, the prefix of the generated API (default: from the output name)\n"
     "  --target T       code generation target: c (default)\n"
-    "  --build          also compile the sources with $CC (default cc) and $CFLAGS (default -O2)\n"
+    "  --build          also build the executable OUT: compile OUT.c with $CC (default cc) and\n"
+    "                   $CFLAGS (default -O2) and link the runtime library that matches them\n"
+    "                   (see ENVIRONMENT)\n"
     "  --emit-main      add a main() that reads inputs from .npy files and writes outputs as .npy\n"
-    "  --dim NAME=VALUE give the symbolic input dimension NAME (ONNX dim_param) the size VALUE;\n"
+    "  --dim NAME=VALUE\n"
+    "                   give the symbolic input dimension NAME (ONNX dim_param) the size VALUE;\n"
     "                   repeat for each one\n"
     "  --freeze NAME=FILE.npy\n"
     "                   bind graph input NAME to the array in FILE.npy at compile time: it becomes\n"
@@ -44,7 +50,9 @@ static const char usage_text[] =
     "  --threads N      the model's default thread count (the built program's --threads\n"
     "                   and rlx_model_set_threads change it at run time; default 1)\n"
     "  --report PREFIX  write the memory plan as PREFIX.txt (buffers, offsets, lifetimes,\n"
-    "                   what is live at the peak) and PREFIX.svg (lifetimes against offsets)\n"
+    "                   what is live at the peak) and PREFIX.svg (lifetimes against offsets);\n"
+    "                   with --build, also print the executable's code size split into runtime\n"
+    "                   core, kernels, driver and model (and add it to PREFIX.txt)\n"
     "  --arena-limit N  fail if the arena needs more than N bytes (K, M, G suffixes)\n"
     "  --blas openblas  GEMMs call OpenBLAS's cblas_sgemm (the runtime is then built with\n"
     "                   -DRLX_BLAS_OPENBLAS and linked with OpenBLAS; --build does both)\n"
@@ -53,7 +61,20 @@ static const char usage_text[] =
     "                   ulps of rounding and larger weights for fewer multiplies)\n"
     "  -v               print the time of each pass, the memory plan and the thunk count to stderr\n"
     "  --help           this text\n"
-    "  --version        print the version\n";
+    "  --version        print the version\n"
+    "\n"
+    "environment:\n"
+    "  CC, CFLAGS, LDFLAGS\n"
+    "                   the compiler and flags of --build. Optimization, debug, warning and\n"
+    "                   -std flags apply to the model's own file; the runtime library is always\n"
+    "                   compiled -O3; other flags (-D, -f, -m, --target, sanitizers) reach the\n"
+    "                   library too, which is then built once for them into the cache\n"
+    "  RLXC_CACHE_DIR   where libraries for other compilers and flags are cached (default\n"
+    "                   $XDG_CACHE_HOME/rlxc, else ~/.cache/rlxc)\n"
+    "  RLXC_RUNTIME_DIR the runtime sources to build from (default: beside rlxc)\n"
+    "  RLX_ISA          read by the built program: portable, avx2 or avx512 forces the kernels'\n"
+    "                   instruction set (default: the widest this CPU runs, chosen at start)\n"
+    "  RLX_THREADS      read by the built program: its thread count\n";
 
 typedef struct {
     const char *model, *out, *name, *target, *dump;
@@ -72,10 +93,21 @@ typedef struct {
 } Args;
 
 /* ---- temporary outputs ---- */
-static const char *tmp_paths[8];
-static int ntmp;
+static const char **tmp_paths;
+static int ntmp, captmp;
 
-static void remove_temps(void) {
+void rlxc_add_temp(const char *path) {
+    if (ntmp == captmp) {
+        int cap = captmp ? 2 * captmp : 16;
+        tmp_paths = rlx_realloc(tmp_paths, sizeof(char *) * (size_t)captmp, sizeof(char *) * (size_t)cap);
+        captmp = cap;
+    }
+    tmp_paths[ntmp++] = path;
+}
+
+void rlxc_keep_temps(void) { ntmp = 0; }
+
+void rlxc_remove_temps(void) {
     for (int i = 0; i < ntmp; i++) unlink(tmp_paths[i]);
     ntmp = 0;
 }
@@ -85,13 +117,14 @@ static const char *write_temp(const char *path, const void *data, size_t len) {
     const char *tmp = rlx_fmt("%s.tmp%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) rlx_error("%s: cannot write: %s", path, strerror(errno));
-    tmp_paths[ntmp++] = tmp;
+    rlxc_add_temp(tmp);
     size_t w = len ? fwrite(data, 1, len, f) : 0;
     int bad = fclose(f) != 0 || w != len;
     if (bad) rlx_error("%s: write failed: %s", path, strerror(errno));
     return tmp;
 }
 
+/* Renames the first n registered temporaries to their final names. */
 static void commit_temps(const char **finals, int n) {
     for (int i = 0; i < n; i++)
         if (rename(tmp_paths[i], finals[i]) != 0) rlx_error("%s: cannot rename into place: %s", finals[i], strerror(errno));
@@ -123,30 +156,6 @@ static const char *name_from_path(const char *path) {
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) *p = '_';
     if (!*s || (*s >= '0' && *s <= '9')) return rlx_fmt("m_%s", s);
     return s;
-}
-
-static int file_exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-static const char *runtime_dir(void) {
-    const char *env = getenv("RLXC_RUNTIME_DIR");
-    if (env && *env) return env;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            const char *cands[] = {rlx_fmt("%s/../runtime_min", exe), rlx_fmt("%s/../share/rlxc/runtime_min", exe)};
-            for (int i = 0; i < 2; i++)
-                if (file_exists(rlx_fmt("%s/rlx_rt.h", cands[i]))) return cands[i];
-        }
-    }
-    rlx_error("rlxc: cannot find runtime_min (set RLXC_RUNTIME_DIR)");
-    return NULL;
 }
 
 static double seconds(void) {
@@ -240,95 +249,6 @@ static void freeze_inputs(const Args *a, RlxGraph *g) {
         memmove(g->inputs + k, g->inputs + k + 1, sizeof(int) * (size_t)(g->ninputs - k - 1));
         g->ninputs--;
     }
-}
-
-/* Runs argv, waiting for it; returns its exit status or -1. */
-static int run_command(char **argv) {
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        execvp(argv[0], argv);
-        fprintf(stderr, "rlxc: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-/* Splits a flags string on blanks into argv (no quoting: like make's). */
-static int split_words(const char *s, char **argv, int max) {
-    int n = 0;
-    while (*s && n < max) {
-        while (*s == ' ' || *s == '\t') s++;
-        if (!*s) break;
-        size_t len = strcspn(s, " \t");
-        argv[n++] = rlx_strndup(s, len);
-        s += len;
-    }
-    return n;
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* The runtime's .c files, sorted, so the command is the same every time. */
-static int runtime_sources(const char *rt, char **out, int max) {
-    DIR *d = opendir(rt);
-    if (!d) rlx_error("rlxc: cannot read the runtime directory %s: %s", rt, strerror(errno));
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < max) {
-        size_t len = strlen(e->d_name);
-        if (len > 2 && !strcmp(e->d_name + len - 2, ".c")) out[n++] = rlx_fmt("%s/%s", rt, e->d_name);
-    }
-    closedir(d);
-    qsort(out, (size_t)n, sizeof(char *), cmp_str);
-    return n;
-}
-
-/* pkg-config's flags for OpenBLAS, or a plain -lopenblas. */
-static const char *openblas_flags(void) {
-    FILE *p = popen("pkg-config --cflags --libs openblas 2>/dev/null", "r");
-    static char buf[1024];
-    size_t len = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
-    if (p && pclose(p) == 0 && len > 0) {
-        buf[len] = 0;
-        for (char *c = buf; *c; c++)
-            if (*c == '\n') *c = ' ';
-        return buf;
-    }
-    return "-lopenblas";
-}
-
-static void build_executable(const char *base, const char *exe, int blas) {
-    const char *rt = runtime_dir();
-    const char *cc = getenv("CC"), *cflags = getenv("CFLAGS");
-    if (!cc || !*cc) cc = "cc";
-    if (!cflags) cflags = "-O2";
-    char *argv[160];
-    int n = split_words(cc, argv, 16);
-    n += split_words(cflags, argv + n, 64);
-    const char *tmp = rlx_fmt("%s.tmp%ld", exe, (long)getpid());
-    argv[n++] = "-I";
-    argv[n++] = (char *)rt;
-    argv[n++] = rlx_fmt("%s.c", base);
-    n += runtime_sources(rt, argv + n, 40);
-    argv[n++] = "-o";
-    argv[n++] = (char *)tmp;
-    if (blas) {
-        /* Debian's OpenBLAS: headers and library in a per-flavour directory */
-        argv[n++] = "-DRLX_BLAS_OPENBLAS";
-        n += split_words(openblas_flags(), argv + n, 8);
-    }
-    argv[n++] = "-lm";
-    argv[n++] = "-lpthread";
-    argv[n] = NULL;
-    tmp_paths[ntmp++] = tmp;
-    int st = run_command(argv);
-    if (st != 0) rlx_error("%s.c: the C compiler (%s) failed with status %d", base, cc, st);
-    if (rename(tmp, exe) != 0) rlx_error("%s: cannot rename into place: %s", exe, strerror(errno));
-    ntmp = 0;
 }
 
 static int parse_threads(const char *s) {
@@ -464,42 +384,62 @@ static void compile(const Args *a) {
     rlx_codegen_c(g, plan, tl, &opt, &c, &h);
     pass_done("codegen");
 
-    const char *finals[5] = {rlx_fmt("%s.c", base), rlx_fmt("%s.h", base), rlx_fmt("%s.weights", base)};
+    const char *finals[3] = {rlx_fmt("%s.c", base), rlx_fmt("%s.h", base), rlx_fmt("%s.weights", base)};
     write_temp(finals[0], c.data, c.len);
     write_temp(finals[1], h.data, h.len);
     write_temp(finals[2], wimg.data, wimg.len);
-    int nfinal = 3;
+    commit_temps(finals, 3);
+    RlxBuf txt = {0}, svg = {0};
     if (a->report) {
-        RlxBuf txt = {0}, svg = {0};
         rlx_report_text(g, plan, &txt);
         rlx_report_svg(g, plan, &svg);
-        finals[3] = rlx_fmt("%s.txt", a->report);
-        finals[4] = rlx_fmt("%s.svg", a->report);
-        write_temp(finals[3], txt.data, txt.len);
-        write_temp(finals[4], svg.data, svg.len);
-        nfinal = 5;
     }
-    commit_temps(finals, nfinal);
     if (a->build) {
         /* the sources are in place; a failed build removes them again */
-        for (int i = 0; i < 3; i++) tmp_paths[ntmp++] = finals[i];
-        build_executable(base, base, a->blas);
-        ntmp = 0;
+        for (int i = 0; i < 3; i++) rlxc_add_temp(finals[i]);
+        rlx_buf_printf(&txt, "\n");
+        rlxc_build_executable(base, base, a->blas, a->report ? &txt : NULL);
+        rlxc_keep_temps();
         pass_done("build");
     }
+    if (a->report) {
+        const char *rep[2] = {rlx_fmt("%s.txt", a->report), rlx_fmt("%s.svg", a->report)};
+        write_temp(rep[0], txt.data, txt.len);
+        write_temp(rep[1], svg.data, svg.len);
+        commit_temps(rep, 2);
+    }
+}
+
+/* rlxc runtime -o DIR: the runtime library for $CC and $CFLAGS. */
+static void build_runtime(int argc, char **argv) {
+    const char *out = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
+        else if (!strcmp(argv[i], "--isa-flags") && i + 1 < argc) {
+            printf("%s\n", rlxc_isa_flags(argv[++i]));   /* for the Makefile's kernel tests */
+            return;
+        } else rlx_error("rlxc runtime: unknown argument '%s' (rlxc runtime -o DIR)", argv[i]);
+    }
+    if (!out) rlx_error("rlxc runtime: no output directory given (-o DIR)");
+    rlxc_build_runtime_into(out, getenv("CC"), getenv("CFLAGS"));
 }
 
 int main(int argc, char **argv) {
     jmp_buf jb;
     if (rlx_try(jb)) {
         fprintf(stderr, "%s\n", rlx_diag.msg);
-        remove_temps();
+        rlxc_remove_temps();
         rlx_arena_free_all();
         return 1;
     }
     if (argc < 2) {
         fputs(usage_text, stderr);
         return 1;
+    }
+    if (!strcmp(argv[1], "runtime")) {
+        build_runtime(argc, argv);
+        rlx_arena_free_all();
+        return 0;
     }
     Args a;
     parse_args(argc, argv, &a);

@@ -155,7 +155,8 @@ static void emit_kernel(Emit *E, const RlxThunk *t) {
     RlxBuf ins = {0}, outs = {0};
     for (int i = 0; i < t->nin; i++) rlx_buf_printf(&ins, "%s%s", i ? ", " : "", slot_expr(&t->in[i]));
     for (int i = 0; i < t->nout; i++) rlx_buf_printf(&outs, "%s%s", i ? ", " : "", slot_expr(&t->out[i]));
-    rlx_emit(E->b, "if ((st = rk_%s(ctx, &(const rk_%s_params){", k->name, k->name);
+    const char *entry = t->impl ? rlx_fmt("%s_%s", k->name, rlx_kernel_impls[t->impl].name) : k->name;
+    rlx_emit(E->b, "if ((st = rk_%s(ctx, &(const rk_%s_params){", entry, k->name);
     E->b->indent += 2;
     RlxBuf line = {0};
     for (int i = 0; i < nparts; i++) {

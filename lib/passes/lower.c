@@ -161,6 +161,15 @@ static RlxValue operand_view(const RlxValue *v, int trans) {
     return x;
 }
 
+/* A few rows against pre-packed weights, too small to thread: the GEMM's
+ * few-rows entry (the same bits, no scratch, and the general GEMM's code is
+ * not linked unless another thunk needs it). */
+static void use_few_rows(RlxThunk *t, RlxKernelImpl impl, int packed, int64_t m, int64_t n, int64_t k) {
+    if (!packed || m > RK_SGEMM_FEW_ROWS || rk_sgemm_threads_pay(m, n, k)) return;
+    t->impl = impl;
+    t->scratch = 0;
+}
+
 static void lower_matmul(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     int trans_a = rlx_attr_i(n, "rlx_trans_a", 0) != 0, trans_b = rlx_attr_i(n, "rlx_trans_b", 0) != 0;
@@ -219,6 +228,7 @@ static void lower_matmul(RlxLower *L, int node) {
         t->scratch = (int64_t)rk_sgemm_scratch_size(rows, nn, k);
         ybatch = 0;
     }
+    if (!ybatch) use_few_rows(t, RLX_KI_matmul_f32_rows, packed, rows, nn, k);
     rlx_tk_i(t, "brank", ybatch);
     rlx_tk_a(t, "bdims", bdims, ybatch);
     rlx_tk_a(t, "astride", as, ybatch);
@@ -243,7 +253,9 @@ static void lower_gemm(RlxLower *L, int node) {
     t->scratch = (int64_t)rk_sgemm_scratch_size(m, nn, k);
     rlx_tk_i(t, "trans_a", ta);
     rlx_tk_i(t, "trans_b", tb);
-    rlx_tk_i(t, "b_packed", rlx_attr_i(n, "rlx_b_packed", 0) != 0);
+    int packed = rlx_attr_i(n, "rlx_b_packed", 0) != 0;
+    rlx_tk_i(t, "b_packed", packed);
+    use_few_rows(t, RLX_KI_gemm_f32_rows, packed, m, nn, k);
     rlx_tk_f(t, "alpha", rlx_attr_f(n, "alpha", 1.0));
     rlx_tk_f(t, "beta", rlx_attr_f(n, "beta", 1.0));
     rlx_tk_i(t, "has_c", has_c);

@@ -31,9 +31,8 @@ compiled again with `--freeze NAME=FILE.npy` (the value from the test's input
 ends, ...). Those inputs are no longer passed at run time, and a pass says
 `pass (shape inputs frozen: NAME, ...)`. See docs/ops.md.
 
-The runtime (runtime_min/*.c) is compiled once per run into
-build/conformance/rt/librlxrt.a; each test only compiles its own model.c and
-links that library. Inputs are the model's graph inputs that have no
+Each test compiles its own model.c and links the runtime library that
+`make` built, build/librlxrt.a (with --gc-sections, as rlxc --build does). Inputs are the model's graph inputs that have no
 initializer, in declaration order; a .pb file whose tensor name matches a
 graph input goes to that input, otherwise files go in numeric order. Tests
 run on --jobs worker processes; results are reported in sorted test order,
@@ -61,7 +60,6 @@ from onnx import numpy_helper
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_DATA = "/usr/share/libonnx-testdata/data/node"
 WORK = os.path.join(ROOT, "build", "conformance")
-RUNTIME_SRCS = sorted(f for f in os.listdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runtime_min")) if f.endswith(".c"))
 TIMEOUT_S = 60
 RTOL, ATOL = 1e-3, 1e-5
 TRAINING_DOMAINS = {"ai.onnx.preview.training"}
@@ -287,7 +285,7 @@ def _check_built(rc, out, tdir, model, w, rtlib, input_names, frozen):
         return "build failure", msg
     exe = os.path.join(w, "model")
     rc, out = run(CC + CFLAGS + ["-I", os.path.join(ROOT, "runtime_min"), os.path.join(w, "model.c"),
-                                 rtlib, "-lm", "-o", exe])
+                                 rtlib, "-Wl,--gc-sections", "-lm", "-lpthread", "-o", exe])
     if rc != 0:
         line = next((l for l in out.splitlines() if "error" in l), first_line(out))
         return "build failure", "C compiler: " + line.replace(w + "/", "").strip()
@@ -326,23 +324,11 @@ def _check_built(rc, out, tdir, model, w, rtlib, input_names, frozen):
     return "pass", "max abs error %.3g" % worst if worst else ""
 
 
-def build_runtime():
-    """Compiles runtime_min once into WORK/rt/librlxrt.a; returns its path."""
-    rt = os.path.join(WORK, "rt")
-    shutil.rmtree(rt, ignore_errors=True)
-    os.makedirs(rt)
-    objs = []
-    for src in RUNTIME_SRCS:
-        obj = os.path.join(rt, src[:-2] + ".o")
-        rc, out = run(CC + CFLAGS + ["-I", os.path.join(ROOT, "runtime_min"), "-c",
-                                     os.path.join(ROOT, "runtime_min", src), "-o", obj], timeout=300)
-        if rc != 0:
-            sys.exit("run.py: cannot compile runtime_min/%s: %s" % (src, first_line(out)))
-        objs.append(obj)
-    lib = os.path.join(rt, "librlxrt.a")
-    rc, out = run(["ar", "rcs", lib] + objs)
-    if rc != 0:
-        sys.exit("run.py: ar failed: %s" % first_line(out))
+def runtime_library():
+    """build/librlxrt.a, which `make` builds; exits if it is missing."""
+    lib = os.path.join(ROOT, "build", "librlxrt.a")
+    if not os.path.exists(lib):
+        sys.exit("run.py: %s is missing (run make)" % lib)
     return lib
 
 
@@ -417,7 +403,7 @@ def main():
         names = [n for n in names if re.search(args.only, n)]
     report = args.report or (None if args.only else os.path.join(ROOT, "docs", "conformance.md"))
 
-    rtlib = build_runtime()
+    rtlib = runtime_library()
     jobs = [(n, args.data, rlxc, rtlib, args.keep) for n in names]
     results = []
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -7,8 +7,8 @@
 # into a fresh build/e2e/run.XXXXXX ($E2E_DIR instead of build/e2e if set;
 # $TMPDIR/rlxc-e2e if build/ is not writable), kept only if something failed.
 # Then, for each case and each compiler in $E2E_COMPILERS (default "gcc clang
-# gcc-native", the last gcc with -march=native),
-# a worker (this script with --one) runs
+# gcc-native", the last gcc with -march=native, which builds its own runtime
+# library once into the cache), a worker (this script with --one) runs
 #     CC=cc CFLAGS="-std=c99 -O1 -Wall -Wextra -Werror" rlxc model.rlxg --build -o DIR/cc/model
 #     DIR/cc/model -i in_0.npy ... -o out_0.npy ...
 #     compare.py DIR DIR/cc
@@ -20,6 +20,9 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 PY=/usr/bin/python3
+# runtime libraries for the other compilers and flags are built once, into
+# the build tree's cache (rlxc --build; concurrent workers wait for one)
+export RLXC_CACHE_DIR=${RLXC_CACHE_DIR:-$root/build/cache}
 
 # --- worker: one case with one compiler -------------------------------------
 if [ "${1:-}" = "--one" ]; then

@@ -5,7 +5,8 @@
 # copies of its weights file (data cut, header cut, version changed, magic
 # changed) plus the weights of a second model that differs only in its weight
 # values, then builds weights_status.c against the generated code and
-# runtime_min; that program checks each status (NOFILE, TRUNCATED, VERSION,
+# the runtime library (build/librlxrt.a) with gcc and with clang; that
+# program checks each status (NOFILE, TRUNCATED, VERSION,
 # MODEL, MAGIC, STATE, OK) and the hand-computed result.
 source "$(dirname "$0")/../tools/testlib.sh"
 need_rlxc
@@ -51,7 +52,7 @@ for cc in gcc clang; do
     exe=$TMP/ws_$cc
     if out=$($cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O1 \
             -I"$TMP/a" -Iruntime_min tests/integration/weights_status.c "$TMP/a/m.c" \
-            "${RT_SRCS[@]}" -o "$exe" -lm 2>&1); then
+            "$RT_LIB" -o "$exe" -lm -lpthread 2>&1); then
         pass "build with $cc"
     else
         fail "build with $cc" "$out"

@@ -58,11 +58,14 @@ e2e_models() {
     done <"$dir/cases.txt"
     [ ${#E2E_MODELS[@]} -gt 0 ] || fail "generate e2e cases" "no cases written"
 }
-# The runtime sources a generated model links with: every runtime_min/*.c,
-# as `rlxc --build` uses them. RT_RUN_SRCS leaves out the --emit-main
-# driver and its .npy I/O, which NAME_run never calls.
-RT_SRCS=(runtime_min/*.c)
+# The runtime: RT_LIB, the library `make` builds and generated models link
+# (rlxc --build links it, or one from the cache for other compilers and
+# flags: RLXC_CACHE_DIR keeps that cache inside the build tree); RT_RUN_SRCS,
+# its sources without the --emit-main driver and its .npy I/O, which
+# NAME_run never calls (the no-allocation checker reads them).
+RT_LIB=$ROOT/build/librlxrt.a
+export RLXC_CACHE_DIR=${RLXC_CACHE_DIR:-$ROOT/build/cache}
 RT_RUN_SRCS=()
-for f in "${RT_SRCS[@]}"; do
+for f in runtime_min/*.c; do
     case $f in runtime_min/rlx_main.c | runtime_min/rlx_npy.c) ;; *) RT_RUN_SRCS+=("$f") ;; esac
 done

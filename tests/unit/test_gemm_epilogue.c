@@ -8,7 +8,8 @@
  * operands. Values include NaN, +-inf, -0 (relu must give +0 for -0 and keep
  * NaN; clip keeps NaN) and zero biases (a per-row bias of 0 is not added
  * without a residual, so -0 stays -0). rk_sgemm_rows over a row split, and
- * several threads, must match one whole call bit for bit.
+ * several threads, must match one whole call bit for bit, and so must
+ * rk_sgemm_few_rows on a few rows against a pre-packed B.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -225,4 +226,32 @@ Test(gemm_epilogue, row_split_equals_whole) {
     cr_expect(c[5 * d.g.ldc + 7] == rs_clip(0.0f + d.bias[5] + d.res[5 * d.g.ldres + 7], -0.25f, 0.5f));
     free(c), free(scratch), free(want);
     case_free(&d);
+}
+
+/* rk_sgemm_few_rows: a few rows against a pre-packed B, the same bits as the
+ * blocked path, with every epilogue, beta (C read back), several K blocks
+ * (k 600: three of 200) and more than one NC block of columns (n 2100). */
+Test(gemm_epilogue, few_rows_equals_blocked) {
+    static const int64_t few[][3] = {{1, 1, 1}, {3, 7, 5}, {4, 16, 33}, {5, 40, 64}, {8, 100, 600}, {2, 2100, 9}};
+    for (size_t s = 0; s < sizeof few / sizeof few[0]; s++)
+        for (int bias_mode = 0; bias_mode < 3; bias_mode++)
+            for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
+                for (int beta = 0; beta < 2; beta++) {
+                    case_data d;
+                    case_make(&d, few[s][0], few[s][1], few[s][2], bias_mode, (int)(ai % 2), acts[ai], 2);
+                    if (beta) d.g.beta = 0.5f;
+                    size_t bytes = (size_t)(d.g.m * d.g.ldc) * sizeof(float);
+                    float *want = malloc(bytes), *got = malloc(bytes);
+                    for (int64_t i = 0; i < d.g.m * d.g.ldc; i++) want[i] = got[i] = (float)(i % 7) - 3.0f;
+                    rk_sgemm_args g = d.g;
+                    g.c = want;
+                    void *scratch = malloc(rk_sgemm_scratch_size(g.m, g.n, g.k) + 64);
+                    rk_sgemm_ex(&g, scratch, 1, NULL, NULL);
+                    g.c = got;
+                    rk_sgemm_few_rows(&g);
+                    cr_expect(same(&d.g, want, got), "%lldx%lldx%lld bias %d res %d act %d beta %d: few rows differ",
+                              (long long)g.m, (long long)g.n, (long long)g.k, bias_mode, (int)(ai % 2), acts[ai], beta);
+                    free(scratch), free(want), free(got);
+                    case_free(&d);
+                }
 }

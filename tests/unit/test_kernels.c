@@ -1,4 +1,4 @@
-/* test_kernels.c - every kernel of runtime_min/rlx_kernels.c on small inputs.
+/* test_kernels.c - every kernel of runtime_min/rk_basic.c on small inputs.
  *
  * Expected values are worked out by hand from each kernel's definition (the
  * arithmetic is in the comments), or computed with /usr/bin/python3 numpy

@@ -1,4 +1,4 @@
-/* test_threads.c - runtime_min's thread pool (rk_pool.c) and work sharing
+/* test_threads.c - runtime_min's thread pool (rlx_pool.c) and work sharing
  * (rk_take, rlx_rt.h).
  *
  * rk_pool_share may skip a worker that comes late and return as soon as the

@@ -45,6 +45,18 @@ def mlp():
     return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
 
 
+class SmallLSTM(nn.Module):
+    """A sequence classifier: one LSTM layer, the last step's state to a linear head."""
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(input_size=16, hidden_size=32, batch_first=True)
+        self.head = nn.Linear(32, 10)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y[:, -1, :])
+
+
 def transformer():
     layer = nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True)
     return nn.TransformerEncoder(layer, num_layers=2)
@@ -57,6 +69,7 @@ MODELS = {
     "resnet18": (lambda: torchvision.models.resnet18(weights=None), (1, 3, 224, 224)),
     "mobilenetv2": (lambda: torchvision.models.mobilenet_v2(weights=None), (1, 3, 224, 224)),
     "transformer": (transformer, (1, 16, 64)),
+    "lstm": (SmallLSTM, (2, 10, 16)),
 }
 
 

@@ -1,4 +1,5 @@
-/* rlx_kernels.c - the kernel library of the C target (rk_kernels.def).
+/* rk_basic.c - the basic kernels of the C target's library (rk_kernels.def): copies, transpose,
+ * slice, gather, pad, softmax, batch norm.
  *
  * Every kernel is a plain reference loop nest over dense row-major tensors,
  * written so that the innermost loop walks memory contiguously and a C

@@ -1,4 +1,4 @@
-/* rk_pool.c - the thread pool of runtime_min: fork-join, nothing else.
+/* rlx_pool.c - the thread pool of runtime_min: fork-join, nothing else.
  *
  * rk_pool_run(pool, n, task, arg) runs task(arg, tid) for tid 0..n-1 - tid 0
  * on the calling thread, the others on the pool's workers - and returns when
