@@ -6,8 +6,9 @@
  * input must have the declared dtype and shape exactly (no silent
  * conversion). Without -o, each output is printed (name, dtype, shape, the
  * first values). --bench N runs once to warm up, then N times, and prints
- * `bench: runs=N median_ms=X min_ms=Y isa=NAME`, NAME being the instruction
- * set the kernels ran with (rlx_isa_name). The default weights file is
+ * `bench: runs=N median_ms=X min_ms=Y WHAT`, WHAT naming what ran the
+ * kernels: isa=NAME on the C target (the instruction set, rlx_isa_name),
+ * device=NAME on a GPU target. The default weights file is
  * argv[0] followed by ".weights". Errors print one line and return 1.
  */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
@@ -86,7 +87,8 @@ static int parse_count(const char *s, long *out) {
     return 1;
 }
 
-int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run) {
+int rlx_main(int argc, char **argv, const rlx_model_api *api) {
+    const rlx_model_info *info = api->info;
     const char *prog = argc > 0 ? argv[0] : "model";
     const char *weights = NULL, *ins[MAX_IO], *outs[MAX_IO];
     int nin = 0, nout = 0, rc = 1;
@@ -123,12 +125,16 @@ int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run) 
     char *wpath = NULL;
     void *in_data[MAX_IO] = {0}, *out_data[MAX_IO] = {0};
     rlx_model *m = NULL;
-    int st = rlx_model_new(info, &m);
+    int st = api->init(&m);
     if (st) {
         fprintf(stderr, "%s: %s\n", prog, rlx_status_str(st));
         return 1;
     }
-    if (threads_given && (st = rlx_model_set_threads(m, (int)threads))) {
+    if (threads_given && !api->set_threads && threads != 1) {
+        fprintf(stderr, "%s: --threads: this model's target runs on a GPU\n", prog);
+        goto done;
+    }
+    if (threads_given && api->set_threads && (st = api->set_threads(m, (int)threads))) {
         fprintf(stderr, "%s: cannot start %ld threads: %s\n", prog, threads, rlx_status_str(st));
         goto done;
     }
@@ -140,7 +146,7 @@ int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run) 
         memcpy(wpath + n, ".weights", 9);
         weights = wpath;
     }
-    st = rlx_load_weights_file(m, weights);
+    st = api->load_weights(m, weights);
     if (st) {
         fprintf(stderr, "%s: %s: %s\n", prog, weights, rlx_status_str(st));
         goto done;
@@ -171,7 +177,7 @@ int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run) 
             goto done;
         }
     }
-    st = run(m, (const void *const *)in_data, out_data);
+    st = api->run(m, (const void *const *)in_data, out_data);
     if (st) {
         fprintf(stderr, "%s: run failed: %s\n", prog, rlx_status_str(st));
         goto done;
@@ -181,14 +187,14 @@ int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run) 
         if (!t) goto done;
         for (long r = 0; r < bench; r++) {
             double t0 = now_ms();
-            st = run(m, (const void *const *)in_data, out_data);
+            st = api->run(m, (const void *const *)in_data, out_data);
             t[r] = now_ms() - t0;
             if (st) break;
         }
         if (!st) {
             qsort(t, (size_t)bench, sizeof(double), cmp_double);
             double med = bench % 2 ? t[bench / 2] : (t[bench / 2 - 1] + t[bench / 2]) / 2;
-            printf("bench: runs=%ld median_ms=%.3f min_ms=%.3f isa=%s\n", bench, med, t[0], rlx_isa_name());
+            printf("bench: runs=%ld median_ms=%.3f min_ms=%.3f %s\n", bench, med, t[0], api->describe(m));
         }
         free(t);
         if (st) {
@@ -215,6 +221,6 @@ done:
         free(out_data[i]);
     }
     free(wpath);
-    rlx_model_free(m);
+    if (m) api->free(m);
     return rc;
 }

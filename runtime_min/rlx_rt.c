@@ -119,6 +119,13 @@ int rlx_model_new(const rlx_model_info *info, rlx_model **out) {
     return RLX_OK;
 }
 
+const char *rlx_describe_cpu(const rlx_model *m) {
+    static char buf[32];
+    (void)m;
+    snprintf(buf, sizeof buf, "isa=%s", rlx_isa_name());
+    return buf;
+}
+
 static void drop_weights(rlx_model *m) {
     free(m->weights_alloc);
     m->weights_alloc = NULL;

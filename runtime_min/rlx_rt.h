@@ -54,7 +54,23 @@ extern "C" {
     X(RLX_E_STATE,    10, "weights not loaded") \
     X(RLX_E_RANGE,    11, "index out of range") \
     X(RLX_E_FORMAT,   12, "malformed input file") \
-    X(RLX_E_ISA,      13, "RLX_ISA names an instruction set this CPU or build lacks")
+    X(RLX_E_ISA,      13, "RLX_ISA names an instruction set this CPU or build lacks") \
+    X(RLX_E_NOLOADER, 14, "no GPU driver or loader library on this machine") \
+    X(RLX_E_NODEVICE, 15, "no GPU device that can run compute work") \
+    X(RLX_E_DEV_F16,  16, "the GPU lacks the half-precision arithmetic the model needs") \
+    X(RLX_E_DEV_16BIT, 17, "the GPU lacks the 16-bit storage the model needs") \
+    X(RLX_E_DEV_8BIT, 18, "the GPU lacks the 8-bit storage the model needs") \
+    X(RLX_E_DEV_INT64, 19, "the GPU lacks the 64-bit integers the model needs") \
+    X(RLX_E_DEV_F64,  20, "the GPU lacks the double precision the model needs") \
+    X(RLX_E_DEV_SUBGROUP, 21, "the GPU lacks the subgroup operations the model needs") \
+    X(RLX_E_DEV_BUFFER, 22, "the arena or the weights exceed the GPU's storage buffer range") \
+    X(RLX_E_DEV_SHARED, 23, "a kernel needs more workgroup memory than the GPU has") \
+    X(RLX_E_DEV_WGSIZE, 24, "a kernel's workgroup is larger than the GPU allows") \
+    X(RLX_E_DEV_WGCOUNT, 25, "a dispatch has more workgroups than the GPU allows") \
+    X(RLX_E_DEV_LOOPS, 26, "a kernel runs more loop iterations per invocation than this GPU runs correctly") \
+    X(RLX_E_DEV_NOMEM, 27, "out of GPU memory") \
+    X(RLX_E_GPU,      28, "a GPU API call failed") \
+    X(RLX_E_PTX_VERSION, 29, "the GPU driver is older than the model's PTX (update it, or build a cubin)")
 
 enum {
 #define X(id, code, msg) id = code,
@@ -198,6 +214,7 @@ typedef struct rk_ctx {
 
 typedef struct rlx_model {
     const rlx_model_info *info;
+    void *device;            /* a GPU target's host state (rlx_gpu.h); NULL on the C target */
     uint8_t *arena;          /* arena_bytes, RLX_ALIGN-aligned */
     void *arena_alloc;       /* what to free */
     uint8_t *weights;        /* the data section, RLX_ALIGN-aligned */
@@ -253,9 +270,22 @@ uint64_t rlx_fnv1a(uint64_t h, const void *data, size_t n);
 #undef A
 
 /* The command-line harness of --emit-main (rlx_main.c): reads inputs from
- * .npy files, runs, writes outputs; see rlx_main.c for its flags. */
-typedef int (*rlx_run_fn)(rlx_model *m, const void *const *inputs, void *const *outputs);
-int rlx_main(int argc, char **argv, const rlx_model_info *info, rlx_run_fn run);
+ * .npy files, runs, writes outputs; see rlx_main.c for its flags. It works
+ * through the model's own API, so every target's generated code can use it:
+ * set_threads may be NULL (a GPU target), and describe names what runs the
+ * kernels for --bench (the instruction set, the GPU device). */
+typedef struct {
+    const rlx_model_info *info;
+    int (*init)(rlx_model **m);
+    int (*load_weights)(rlx_model *m, const char *path);
+    int (*run)(rlx_model *m, const void *const *inputs, void *const *outputs);
+    void (*free)(rlx_model *m);
+    int (*set_threads)(rlx_model *m, int nthreads);
+    const char *(*describe)(const rlx_model *m);
+} rlx_model_api;
+int rlx_main(int argc, char **argv, const rlx_model_api *api);
+/* describe for the C target: "isa=avx512" */
+const char *rlx_describe_cpu(const rlx_model *m);
 
 /* Scratch bytes per thread of conv2d_f32's GEMM method (rk_convgemm.c). */
 size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk, int transposed);

@@ -669,7 +669,11 @@ void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *t
     rlx_emit(c, "}");
     rlx_emit(c, "");
     if (opt->emit_main) {
-        rlx_emit(c, "int %s_main(int argc, char **argv) { return rlx_main(argc, argv, &%s_info, %s_run); }", N, N, N);
+        rlx_emit(c, "static const rlx_model_api %s_api = {", N);
+        rlx_emit(c, "    &%s_info, %s_init, %s_load_weights, %s_run, %s_free, rlx_model_set_threads, rlx_describe_cpu,", N, N,
+                 N, N, N);
+        rlx_emit(c, "};");
+        rlx_emit(c, "int %s_main(int argc, char **argv) { return rlx_main(argc, argv, &%s_api); }", N, N);
         rlx_emit(c, "int main(int argc, char **argv) { return %s_main(argc, argv); }", N);
     }
 }
