@@ -20,7 +20,7 @@ B        = build
 CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 
-LIB_SRCS = $(sort $(wildcard lib/*.c lib/frontend/*.c lib/passes/*.c lib/codegen_c/*.c))
+LIB_SRCS = $(sort $(wildcard lib/*.c lib/frontend/*.c lib/passes/*.c lib/codegen_*/*.c))
 # the runtime: every .c file of runtime_min/. The compiler links its own
 # copy (portable, for constant folding); generated models link librlxrt.a.
 RT_ALL   = $(sort $(wildcard runtime_min/*.c))

@@ -22,9 +22,9 @@ const RlxKernelInfo rlx_kernels[RLX_NKERNELS] = {
 #undef A
 
 const RlxKernelImplInfo rlx_kernel_impls[RLX_NKIMPLS] = {
-    {RLX_NKERNELS, NULL, NULL},
+    {RLX_NKERNELS, NULL, NULL, NULL},
 #define K(name, fields, doc)
-#define KI(name, impl, doc) {RLX_K_##name, #impl, doc},
+#define KI(name, impl, doc) {RLX_K_##name, #impl, doc, rk_##name##_##impl},
 #include "../runtime_min/rk_kernels.def"
 #undef KI
 #undef K

@@ -177,9 +177,10 @@ RlxGraph *rlx_read_onnx(const char *path, int ndims, const char *const *dim_name
 uint8_t *rlx_read_file(const char *path, size_t *len);
 
 /* ---- passes (lib/passes/, one per file) ---- */
+/* What a target's prepare is told (target.h). */
 typedef struct {
-    const char *target;          /* "c", ... */
-    int verbose;
+    int winograd;                /* 3x3 convolutions may run by Winograd (--no-winograd: 0) */
+    int blas;                    /* --blas openblas: GEMMs take plain operands */
 } RlxOptions;
 
 void rlx_infer(RlxGraph *g);                             /* verify + shapes/dtypes */
@@ -276,6 +277,7 @@ typedef struct {
     RlxKernelKind kind;
     const char *name;            /* "rows": the entry is rk_<kernel>_rows */
     const char *doc;
+    rk_kernel_fn fn;
 } RlxKernelImplInfo;
 extern const RlxKernelImplInfo rlx_kernel_impls[RLX_NKIMPLS];
 
@@ -314,9 +316,11 @@ typedef struct {
 } RlxThunkList;
 int64_t rlx_thunks_scratch(const RlxThunkList *tl);       /* the largest per-thread need */
 
-RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan);  /* require: planned */
+struct RlxTarget;
+/* The neutral thunk list (lower.c; require: planned); the target's own
+ * lowering hook is asked first for each node. */
+RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan, const struct RlxTarget *target);
 void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node);
-int rlx_conv_uses_gemm(const RlxGraph *g, int node);      /* lower.c: conv2d_f32 method 1 */
 
 /* Elementwise regions (region.c): the steps of an elementwise or rlx.Region
  * node, and the readable program string of an rlx.Region node. */
@@ -331,13 +335,17 @@ void rlx_fuse_epilogues(RlxGraph *g);                     /* fuse.c; before regi
  * through this one answer. */
 int rlx_step_args_in_result_type(RlxOp op);
 void rlx_fuse_elementwise(RlxGraph *g);                   /* fuse.c */
-void rlx_prepack(RlxGraph *g, int winograd);              /* prepack.c; after fusion */
+
 
 /* Constant folding (fold.c): evaluates a node whose inputs are all
  * constants with the runtime's own kernels and scalar definitions, turns its
  * outputs into weights and marks it dead. Returns 1 if it folded. */
 int rlx_fold_node(RlxGraph *g, int node);
-/* Runs the thunks of a thunk list over explicit base pointers (A, W). */
+/* The reference evaluator (fold.c): one node lowered (neutral), with the
+ * runtime kernels' choices for plain operands (the C target's select), run
+ * on runtime_min's kernels over explicit base pointers (A, W). Constant
+ * folding uses it whatever the target, so every target folds to the same
+ * bits. rlx_exec_thunks runs a selected thunk list the same way. */
 int rlx_exec_thunks(const RlxGraph *g, const RlxThunkList *tl, uint8_t *arena, const uint8_t *weights);
 
 /* ---- codegen ---- */

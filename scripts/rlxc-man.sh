@@ -3,9 +3,9 @@
 #
 # The help text is the one description of rlxc's command line, so the man
 # page is generated from it rather than written again: its usage lines become
-# the SYNOPSIS, the "options:" and "environment:" blocks (an item at two
+# the SYNOPSIS, the "options:", "environment:" and "targets:" blocks (an item at two
 # spaces of indent, its text at column 20 or on the lines below) become
-# OPTIONS and ENVIRONMENT. Everything is escaped for roff (backslashes,
+# OPTIONS, ENVIRONMENT and TARGETS. Everything is escaped for roff (backslashes,
 # hyphens, a leading dot or quote). `make` runs this into build/rlxc.1.
 set -euo pipefail
 rlxc=${1:?usage: rlxc-man.sh RLXC}
@@ -44,6 +44,7 @@ section == "synopsis" && /^  +[^ ]/ && last == "synopsis" {   # a description co
 }
 /^options:$/ { section = "options"; print ".SH OPTIONS"; next }
 /^environment:$/ { section = "env"; print ".SH ENVIRONMENT"; next }
+/^targets:$/ { section = "targets"; print ".SH TARGETS"; next }
 /^$/ { next }
 section != "synopsis" && /^  [^ ]/ {
     line = substr($0, 3)

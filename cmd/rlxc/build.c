@@ -742,7 +742,7 @@ static void report_sizes(const char *exe, const char *map, const char *model_obj
 
 /* ---- the executable ---- */
 
-void rlxc_build_executable(const char *base, const char *exe, int blas, RlxBuf *report) {
+void rlxc_build_executable(const char *base, const char *exe, int blas, const char *target_libs, RlxBuf *report) {
     Toolchain t;
     toolchain_init(&t, getenv("CC"), getenv("CFLAGS"), blas);
     const char *lib;
@@ -757,6 +757,8 @@ void rlxc_build_executable(const char *base, const char *exe, int blas, RlxBuf *
     char *ldflags[MAX_WORDS], *blasl[MAX_WORDS];
     int nld = rlxc_split_words(getenv("LDFLAGS"), ldflags, MAX_WORDS);
     int nblas = blas ? rlxc_split_words(openblas_flags(1), blasl, MAX_WORDS) : 0;
+    char *tlibs[MAX_WORDS];
+    int ntlibs = rlxc_split_words(target_libs, tlibs, MAX_WORDS);
 
     /* the model's own file: its flags (results don't depend on them: no FMA contraction) */
     char *argv[MAX_WORDS * 4];
@@ -785,6 +787,7 @@ void rlxc_build_executable(const char *base, const char *exe, int blas, RlxBuf *
     if (tr.gnu && report) argv[n++] = rlx_fmt("-Wl,-Map=%s", map);
     for (int i = 0; i < t.nlink; i++) argv[n++] = t.link[i];
     for (int i = 0; i < nblas; i++) argv[n++] = blasl[i];
+    for (int i = 0; i < ntlibs; i++) argv[n++] = tlibs[i];
     argv[n++] = "-lm";
     argv[n++] = "-lpthread";
     argv[n++] = "-o";

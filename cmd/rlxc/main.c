@@ -22,6 +22,7 @@
 #include "rlx.h"
 #include "rlx_npy.h"
 #include "rlxc.h"
+#include "target.h"
 
 static const char usage_text[] =
     "usage: rlxc MODEL -o OUT.c [options]      compile MODEL (.rlxg) to C sources\n"
@@ -33,7 +34,7 @@ static const char usage_text[] =
     "options:\n"
     "  -o PATH          output; writes PATH.c, PATH.h and PATH.weights (a trailing .c is dropped)\n"
     "  -n NAME          model name, the prefix of the generated API (default: from the output name)\n"
-    "  --target T       code generation target: c (default)\n"
+    "  --target T       code generation target (below; default c)\n"
     "  --build          also build the executable OUT: compile OUT.c with $CC (default cc) and\n"
     "                   $CFLAGS (default -O2) and link the runtime library that matches them\n"
     "                   (see ENVIRONMENT)\n"
@@ -290,6 +291,9 @@ static int parse_args(int argc, char **argv, Args *a) {
         int has = i + 1 < argc;
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
             fputs(usage_text, stdout);
+            /* the targets, from their descriptors */
+            printf("\ntargets:\n");
+            for (int t = 0; t < rlx_ntargets; t++) printf("  %-16s %s\n", rlx_targets[t]->name, rlx_targets[t]->doc);
             exit(0);
         } else if (!strcmp(s, "--version")) {
             printf("rlxc %s\n", RLX_VERSION);
@@ -340,13 +344,13 @@ static void compile(const Args *a) {
         commit_temps(final, 1);
         return;
     }
-    if (strcmp(a->target, "c")) rlx_legalize(g, a->target);   /* names the unknown target */
+    const RlxTarget *tg = rlx_target_find(g->file, a->target);
     rlx_constants_to_weights(g);
     rlx_schedule(g);
     rlx_infer(g);
     pass_done("infer");
     dump_if(a, 'i', g);
-    rlx_legalize(g, a->target);
+    rlx_legalize_for(g, tg);
     pass_done("legalize");
     dump_if(a, 'l', g);
     rlx_dce(g);
@@ -362,33 +366,37 @@ static void compile(const Args *a) {
     }
     pass_done("fuse");
     dump_if(a, 'f', g);
-    if (!a->no_opt && !a->blas) rlx_prepack(g, !a->no_winograd);   /* OpenBLAS takes plain operands */
-    pass_done("prepack");
+    RlxOptions popt = {!a->no_winograd, a->blas};
+    if (!a->no_opt && tg->prepare) tg->prepare(g, &popt);
+    pass_done("prepare");
     rlx_schedule_memory(g);
     pass_done("schedule");
     RlxPlan *plan = rlx_plan(g);
     pass_done("plan");
     if (verbose) rlx_plan_print(g, plan, stderr);
     if (a->arena_limit >= 0) rlx_check_arena_limit(g, plan, a->arena_limit);
-    RlxThunkList *tl = rlx_lower(g, plan);
+    RlxThunkList *tl = rlx_lower(g, plan, tg);
+    if (tg->select) tg->select(g, plan, tl);
     pass_done("lower");
     if (verbose) fprintf(stderr, "thunks: %d\n", tl->n);
 
     const char *base = strip_suffix(a->out, ".c");
     const char *name = a->name ? a->name : name_from_path(base);
     g->name = name;
-    RlxBuf wimg = {0}, c = {0}, h = {0};
-    uint64_t hash;
-    rlx_weights_image(g, plan, &wimg, &hash);
-    RlxCOptions opt = {name, a->emit_main || a->build, rlx_fmt("%s.h", base_name(base)), hash, a->threads, a->blas};
-    rlx_codegen_c(g, plan, tl, &opt, &c, &h);
+    RlxOutFile files[RLX_MAX_OUT_FILES];
+    memset(files, 0, sizeof files);
+    int nfiles = 0;
+    RlxEmitJob job = {g, plan, tl, name, rlx_fmt("%s.h", base_name(base)), a->emit_main || a->build, a->threads,
+                      a->blas, files, &nfiles};
+    tg->emit(&job);
     pass_done("codegen");
 
-    const char *finals[3] = {rlx_fmt("%s.c", base), rlx_fmt("%s.h", base), rlx_fmt("%s.weights", base)};
-    write_temp(finals[0], c.data, c.len);
-    write_temp(finals[1], h.data, h.len);
-    write_temp(finals[2], wimg.data, wimg.len);
-    commit_temps(finals, 3);
+    const char *finals[RLX_MAX_OUT_FILES];
+    for (int i = 0; i < nfiles; i++) {
+        finals[i] = rlx_fmt("%s%s", base, files[i].suffix);
+        write_temp(finals[i], files[i].data.data, files[i].data.len);
+    }
+    commit_temps(finals, nfiles);
     RlxBuf txt = {0}, svg = {0};
     if (a->report) {
         rlx_report_text(g, plan, &txt);
@@ -396,9 +404,9 @@ static void compile(const Args *a) {
     }
     if (a->build) {
         /* the sources are in place; a failed build removes them again */
-        for (int i = 0; i < 3; i++) rlxc_add_temp(finals[i]);
+        for (int i = 0; i < nfiles; i++) rlxc_add_temp(finals[i]);
         rlx_buf_printf(&txt, "\n");
-        rlxc_build_executable(base, base, a->blas, a->report ? &txt : NULL);
+        rlxc_build_executable(base, base, a->blas, tg->build_libs, a->report ? &txt : NULL);
         rlxc_keep_temps();
         pass_done("build");
     }

@@ -43,9 +43,10 @@ void rlxc_build_runtime_into(const char *dir, const char *cc, const char *cflags
 const char *rlxc_isa_flags(const char *isa);
 
 /* Compiles BASE.c (which includes BASE.h) into the executable EXE with $CC
- * and $CFLAGS, linked with the matching runtime library. With report set,
+ * and $CFLAGS, linked with the matching runtime library and the target's
+ * libraries (target.h: build_libs, e.g. -ldl). With report set,
  * also prints the executable's code size split by part to stdout and
  * appends it to report (an RlxBuf of the --report text). */
-void rlxc_build_executable(const char *base, const char *exe, int blas, RlxBuf *report);
+void rlxc_build_executable(const char *base, const char *exe, int blas, const char *target_libs, RlxBuf *report);
 
 #endif

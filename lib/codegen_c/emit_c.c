@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rlx.h"
+#include "c.h"
 
 typedef struct {
     const RlxGraph *g;
@@ -676,4 +677,17 @@ void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *t
         rlx_emit(c, "int %s_main(int argc, char **argv) { return rlx_main(argc, argv, &%s_api); }", N, N);
         rlx_emit(c, "int main(int argc, char **argv) { return %s_main(argc, argv); }", N);
     }
+}
+
+/* The C target's printer (target.h): OUT.c, OUT.h, OUT.weights. */
+void rlx_c_emit(const RlxEmitJob *job) {
+    RlxOutFile *f = job->files;
+    f[0].suffix = ".c";
+    f[1].suffix = ".h";
+    f[2].suffix = ".weights";
+    uint64_t hash;
+    rlx_weights_image(job->g, job->plan, &f[2].data, &hash);
+    RlxCOptions opt = {job->name, job->emit_main, job->header_name, hash, job->nthreads, job->blas};
+    rlx_codegen_c(job->g, job->plan, job->tl, &opt, &f[0].data, &f[1].data);
+    *job->nfiles = 3;
 }

@@ -11,9 +11,10 @@
  *
  * DFT sees its input as (outer, len, inner, 1 or 2) around the DFT axis and
  * STFT as (batch, len, 1 or 2); both lower to one kernel each (rk_signal.c)
- * that transforms a column at a time in the thunk's scratch. A window or a
- * mel matrix has only constant shape inputs, so once its size is known the
- * node is usually constant-folded through the same kernels.
+ * that transforms a column at a time in kernel scratch (sized by the C
+ * target's select). A window or a mel matrix has only constant shape
+ * inputs, so once its size is known the node is usually constant-folded
+ * through the same kernels.
  *
  * rlx_infer_signal and rlx_lower_signal return 1 for the family's own ops and
  * 0 for any other (see passes.h).
@@ -200,7 +201,6 @@ static void lower_dft(RlxLower *L, int node) {
     rlx_tk_i(t, "n", dft_n);
     rlx_tk_i(t, "nout", y->dims[axis]);
     rlx_tk_i(t, "inverse", rlx_attr_i(n, "inverse", 0));
-    t->scratch = rk_dft_scratch(dft_n);
 }
 
 static void lower_stft(RlxLower *L, int node) {
@@ -221,7 +221,6 @@ static void lower_stft(RlxLower *L, int node) {
     rlx_tk_i(t, "flen", s.flen);
     rlx_tk_i(t, "nbins", s.nbins);
     rlx_tk_i(t, "has_window", has_window);
-    t->scratch = rk_dft_scratch(s.flen);
 }
 
 static void lower_window(RlxLower *L, int node) {

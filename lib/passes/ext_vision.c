@@ -14,9 +14,9 @@
  * time (RLX_E_RANGE). Sampling kernels need a non-empty image whenever they
  * produce anything, so an empty spatial axis is refused then.
  *
- * Each op lowers to one kernel of runtime_min/rk_vision.c; Det reserves
- * kernel scratch for one n x n matrix of doubles (plus alignment), where it
- * factors each matrix in turn.
+ * Each op lowers to one kernel of runtime_min/rk_vision.c; Det's kernel
+ * factors each matrix in turn in scratch for one n x n matrix of doubles
+ * (which the C target's select reserves).
  *
  * rlx_infer_vision and rlx_lower_vision return 1 for the family's own ops and
  * 0 for any other (see passes.h).
@@ -275,7 +275,6 @@ static void lower_det(RlxLower *L, int node) {
     rlx_tk_i(t, "dtype", x->dtype);
     rlx_tk_i(t, "batch", rlx_value_numel(y));
     rlx_tk_i(t, "n", m);
-    t->scratch = m ? (m * m + 1) * 8 : 0;   /* one matrix of doubles, plus room to align it */
 }
 
 int rlx_lower_vision(RlxLower *L, int node) {

@@ -1,19 +1,24 @@
-/* fold.c - constant folding with the runtime's own arithmetic.
+/* fold.c - constant folding with the runtime's own arithmetic: the
+ * reference evaluator.
  *
- * A node whose inputs are all constants is lowered exactly as it would be
- * for the generated code (rlx_lower_node), against a small private plan:
- * its inputs packed into a weights buffer, its outputs into an arena
- * buffer. Kernel thunks then run the kernel library itself; elementwise
- * regions run through the interpreter below, which evaluates each step with
- * the same definitions (rlx_scalar.h) and the same types as the C printer
- * (emit_c.c: float for f32/f16/bf16, double for f64, 64-bit integers for
- * integers, wrapped to their width after every step), so compile-time and
- * run-time results agree bit for bit.
+ * A node whose inputs are all constants is lowered by the neutral lowering
+ * (rlx_lower_node) against a small private plan (its inputs packed into a
+ * weights buffer, its outputs into an arena buffer), given the kernel
+ * library's choices for plain operands (the C target's select, rlx_c_select:
+ * conv methods, scratch), and run on runtime_min's kernels (the portable
+ * build rlxc links); elementwise regions run through the interpreter below,
+ * which evaluates each step with the same definitions (rlx_scalar.h) and
+ * the same types as the C printer (emit_c.c: float for f32/f16/bf16, double
+ * for f64, 64-bit integers for integers, wrapped to their width after every
+ * step), so compile-time and run-time results agree bit for bit. This is
+ * the one evaluator, whatever --target says: every target folds to the same
+ * bits.
  */
 #include <math.h>
 #include <string.h>
 
 #include "rlx.h"
+#include "../codegen_c/c.h"
 #include "../../runtime_min/rlx_scalar.h"
 
 /* Outputs larger than this stay run-time work: folding an Expand or a
@@ -447,7 +452,8 @@ int rlx_exec_thunks(const RlxGraph *g, const RlxThunkList *tl, uint8_t *A, const
         for (int j = 0; j < t->nin; j++)
             in[j] = t->in[j].value < 0 ? NULL : (t->in[j].space == RLX_SPACE_WEIGHTS ? W : A) + t->in[j].off;
         for (int j = 0; j < t->nout; j++) out[j] = A + t->out[j].off;
-        int st = rlx_kernels[t->kind].fn(&ctx, t->p, in, out);
+        rk_kernel_fn fn = t->impl ? rlx_kernel_impls[t->impl].fn : rlx_kernels[t->kind].fn;
+        int st = fn(&ctx, t->p, in, out);
         if (st) return st;
     }
     return 0;
@@ -491,6 +497,7 @@ int rlx_fold_node(RlxGraph *g, int node) {
     }
     RlxThunkList tl = {0};
     rlx_lower_node(g, &plan, &tl, node);
+    rlx_c_select(g, &plan, &tl);
     int st = rlx_exec_thunks(g, &tl, A, W);
     if (st) rlx_node_error(g, node, "evaluating this constant node failed: %s", rlx_status_str(st));
     n = &g->n[node];

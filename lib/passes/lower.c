@@ -1,18 +1,26 @@
-/* lower.c - graph to thunk list.  require: inferred, legalized, scheduled, planned
+/* lower.c - graph to the neutral thunk list.  require: inferred, legalized, scheduled, planned
  *
- * Walks g->order and turns each live node into thunks: a kernel of the
- * kernel library (runtime_min/rk_kernels.def) with its parameters filled by
- * field name, or an elementwise region (RLX_K_ELTWISE) that the C printer
- * writes as an inline loop. Every operand becomes a slot: arena or weights
- * space plus a byte offset from the plan. After this pass, backends see no
- * graph semantics: dims, strides and attributes are resolved constants.
+ * Walks g->order and turns each live node into thunks: a computation of
+ * runtime_min/rk_kernels.def with its parameters filled by field name, or
+ * an elementwise region (RLX_K_ELTWISE) given by its step list. Every
+ * operand becomes a slot: arena or weights space plus a byte offset from
+ * the plan. After this pass, backends see no graph semantics: dims, strides
+ * and attributes are resolved constants.
+ *
+ * The list is neutral: it says what to compute, never how a CPU does it.
+ * The params that are the C target's choices (conv2d_f32's method, a_packed,
+ * nblk; matmul's and gemm's b_packed; second implementations; per-thread
+ * scratch) stay 0 here, for the C target's select (lib/codegen_c/select_c.c)
+ * to fill. Nodes that a target's prepare made for itself (the C target's
+ * Winograd and fused pointwise+depthwise convolutions) are lowered by that
+ * target's own hook, asked first (target.h).
  */
 #include <math.h>
 #include <string.h>
 
 #include "rlx.h"
 #include "passes.h"
-#include "../../runtime_min/rk_gemm.h"
+#include "target.h"
 
 /* ---- thunk construction ---- */
 
@@ -61,6 +69,13 @@ void rlx_tk_i(RlxThunk *t, const char *name, int64_t v) {
     int s = field_slot(t, name, &k);
     RLX_ASSERT(k == 'i');
     t->p[s].i = v;
+}
+
+int64_t rlx_tk_get_i(const RlxThunk *t, const char *name) {
+    char k;
+    int s = field_slot(t, name, &k);
+    RLX_ASSERT(k == 'i');
+    return t->p[s].i;
 }
 
 void rlx_tk_f(RlxThunk *t, const char *name, double v) {
@@ -161,15 +176,6 @@ static RlxValue operand_view(const RlxValue *v, int trans) {
     return x;
 }
 
-/* A few rows against pre-packed weights, too small to thread: the GEMM's
- * few-rows entry (the same bits, no scratch, and the general GEMM's code is
- * not linked unless another thunk needs it). */
-static void use_few_rows(RlxThunk *t, RlxKernelImpl impl, int packed, int64_t m, int64_t n, int64_t k) {
-    if (!packed || m > RK_SGEMM_FEW_ROWS || rk_sgemm_threads_pay(m, n, k)) return;
-    t->impl = impl;
-    t->scratch = 0;
-}
-
 static void lower_matmul(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     int trans_a = rlx_attr_i(n, "rlx_trans_a", 0) != 0, trans_b = rlx_attr_i(n, "rlx_trans_b", 0) != 0;
@@ -190,13 +196,11 @@ static void lower_matmul(RlxLower *L, int node) {
     /* a packed B (prepack.c) was a 2-D [k, n] weight: n is the output's last dim */
     int64_t nn = packed ? y->dims[y->rank - 1] : b->rank >= 2 ? b->dims[b->rank - 1] : 1;
     int brank2 = packed || b->rank >= 2;
-    rlx_tk_i(t, "b_packed", packed);
     rlx_tk_i(t, "trans_a", trans_a);
     rlx_tk_i(t, "trans_b", trans_b && !packed);
     rlx_tk_i(t, "m", m);
     rlx_tk_i(t, "n", nn);
     rlx_tk_i(t, "k", k);
-    t->scratch = (int64_t)rk_sgemm_scratch_size(m, nn, k);
     /* batch dims of the output; each operand's batch dims right-aligned */
     int ybatch = y->rank - (a->rank >= 2) - brank2;
     int abatch = a->rank > 2 ? a->rank - 2 : 0, bbatch = !packed && b->rank > 2 ? b->rank - 2 : 0;
@@ -225,10 +229,8 @@ static void lower_matmul(RlxLower *L, int node) {
     }
     if (fold) {
         rlx_tk_i(t, "m", rows);
-        t->scratch = (int64_t)rk_sgemm_scratch_size(rows, nn, k);
         ybatch = 0;
     }
-    if (!ybatch) use_few_rows(t, RLX_KI_matmul_f32_rows, packed, rows, nn, k);
     rlx_tk_i(t, "brank", ybatch);
     rlx_tk_a(t, "bdims", bdims, ybatch);
     rlx_tk_a(t, "astride", as, ybatch);
@@ -250,12 +252,8 @@ static void lower_gemm(RlxLower *L, int node) {
     rlx_tk_i(t, "m", m);
     rlx_tk_i(t, "n", nn);
     rlx_tk_i(t, "k", k);
-    t->scratch = (int64_t)rk_sgemm_scratch_size(m, nn, k);
     rlx_tk_i(t, "trans_a", ta);
     rlx_tk_i(t, "trans_b", tb);
-    int packed = rlx_attr_i(n, "rlx_b_packed", 0) != 0;
-    rlx_tk_i(t, "b_packed", packed);
-    use_few_rows(t, RLX_KI_gemm_f32_rows, packed, m, nn, k);
     rlx_tk_f(t, "alpha", rlx_attr_f(n, "alpha", 1.0));
     rlx_tk_f(t, "beta", rlx_attr_f(n, "beta", 1.0));
     rlx_tk_i(t, "has_c", has_c);
@@ -269,107 +267,6 @@ static void lower_gemm(RlxLower *L, int node) {
 }
 
 /* 1-D and 2-D run on conv2d_f32 (1-D as a 1-row image), 3-D on conv_nd_f32. */
-/* A 2-D (or 1-D) f32 convolution runs as a GEMM unless it is too thin to
- * reuse anything (depthwise and the like): then the direct loop wins. */
-int rlx_conv_uses_gemm(const RlxGraph *g, int node) {
-    const RlxNode *n = &g->n[node];
-    const RlxValue *x = &g->v[n->in[0]], *w = &g->v[n->in[1]], *y = &g->v[n->out[0]];
-    if (rlx_attr_i(n, "rlx_a_packed", 0)) return 1;   /* prepack.c decided, with the 4-D weights */
-    if (x->rank > 4 || x->dtype != RLX_F32) return 0;
-    int64_t group = rlx_attr_i(n, "group", 1);
-    int64_t ocg = y->dims[1] / (group ? group : 1), kdim = (x->dims[1] / (group ? group : 1));
-    for (int i = 2; i < w->rank; i++) kdim *= w->dims[i];
-    return ocg >= 4 && kdim >= 8;
-}
-
-/* Output columns per GEMM block: the im2col block (K x nblk floats) fits in
- * about 1 MB (the L2 of one core), or 256 KB where the weights are small
- * (under 64 KB: the stem's 3x3 or 7x7 on 3 channels), whose blocks cost
- * nothing to stream again (ResNet-18's 7x7 stem 2% faster, MobileNetV2's
- * 9%; with 300 KB of weights, 4% slower), a multiple of 16 columns, at
- * least 16; the blocks split the columns evenly (a last block of a few
- * columns would stream all the weights again for almost no work), and a
- * plane up to half again as big as a block stays whole. */
-static int64_t conv_block(int64_t ocg, int64_t kdim, int64_t ncols) {
-    int64_t target = ocg * kdim * 4 <= 64 * 1024 ? 256 * 1024 : 1024 * 1024;
-    int64_t most = (target / 4) / (kdim ? kdim : 1);
-    most = most / 16 * 16;
-    if (most < 16) most = 16;
-    if (ncols <= most + most / 2) return ncols > 0 ? ncols : 1;
-    int64_t nblocks = (ncols + most - 1) / most, nblk = (ncols + nblocks - 1) / nblocks;
-    nblk = (nblk + 15) / 16 * 16;
-    return nblk < ncols ? nblk : ncols;
-}
-
-static void lower_conv_wino(RlxLower *L, int node, const RlxWindow *w) {
-    const RlxNode *n = &L->g->n[node];
-    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
-    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_conv_wino_f32, node);
-    rlx_tk_in(L, t, n->in[0]);
-    rlx_tk_in(L, t, n->in[1]);
-    int has_bias = n->nin > 2 && n->in[2] >= 0, has_res = n->nin > 3 && n->in[3] >= 0;
-    if (has_bias) rlx_tk_in(L, t, n->in[2]);
-    if (has_res) rlx_tk_in(L, t, n->in[3]);
-    rlx_tk_out(L, t, n->out[0]);
-    int64_t m = rlx_attr_i(n, "rlx_wino", 0), tb = rlx_attr_i(n, "rlx_wino_tb", 16);
-    int64_t ocb = rlx_attr_i(n, "rlx_wino_ocb", y->dims[1]);
-    rlx_tk_i(t, "n", x->dims[0]);
-    rlx_tk_i(t, "c", x->dims[1]);
-    rlx_tk_i(t, "h", x->dims[2]);
-    rlx_tk_i(t, "w", x->dims[3]);
-    rlx_tk_i(t, "oc", y->dims[1]);
-    rlx_tk_i(t, "oh", y->dims[2]);
-    rlx_tk_i(t, "ow", y->dims[3]);
-    rlx_tk_i(t, "pt", w->pad_begin[0]);
-    rlx_tk_i(t, "pl", w->pad_begin[1]);
-    rlx_tk_i(t, "m", m);
-    rlx_tk_i(t, "tb", tb);
-    rlx_tk_i(t, "ocb", ocb);
-    rlx_tk_i(t, "has_bias", has_bias);
-    rlx_tk_i(t, "has_res", has_res);
-    rlx_tk_i(t, "act", rlx_attr_i(n, "rlx_act", 0));
-    rlx_tk_f(t, "act_a", rlx_attr_f(n, "rlx_act_a", 0));
-    rlx_tk_f(t, "act_b", rlx_attr_f(n, "rlx_act_b", 0));
-    t->scratch = (int64_t)rk_wino_scratch(m, x->dims[1], ocb, tb);
-}
-
-/* A depthwise 3x3 that took over the 1x1 before it (prepack.c): inputs
- * x, w2, b2, -, w1 (packed), b1. */
-static void lower_conv_pwdw(RlxLower *L, int node, const RlxWindow *w) {
-    const RlxNode *n = &L->g->n[node];
-    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
-    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_conv_pwdw_f32, node);
-    int has_b1 = n->in[5] >= 0, has_b2 = n->in[2] >= 0;
-    rlx_tk_in(L, t, n->in[0]);
-    rlx_tk_in(L, t, n->in[4]);
-    if (has_b1) rlx_tk_in(L, t, n->in[5]);
-    rlx_tk_in(L, t, n->in[1]);
-    if (has_b2) rlx_tk_in(L, t, n->in[2]);
-    rlx_tk_out(L, t, n->out[0]);
-    int64_t rows = rlx_attr_i(n, "rlx_pw_rows", 1);
-    rlx_tk_i(t, "n", x->dims[0]);
-    rlx_tk_i(t, "c", x->dims[1]);
-    rlx_tk_i(t, "h", x->dims[2]);
-    rlx_tk_i(t, "w", x->dims[3]);
-    rlx_tk_i(t, "e", y->dims[1]);
-    rlx_tk_i(t, "has_b1", has_b1);
-    rlx_tk_i(t, "act1", rlx_attr_i(n, "rlx_pw_act", 0));
-    rlx_tk_f(t, "act1_a", rlx_attr_f(n, "rlx_pw_act_a", 0));
-    rlx_tk_f(t, "act1_b", rlx_attr_f(n, "rlx_pw_act_b", 0));
-    rlx_tk_i(t, "oh", y->dims[2]);
-    rlx_tk_i(t, "ow", y->dims[3]);
-    rlx_tk_i(t, "sh", w->s[0]);
-    rlx_tk_i(t, "sw", w->s[1]);
-    rlx_tk_i(t, "pt", w->pad_begin[0]);
-    rlx_tk_i(t, "pl", w->pad_begin[1]);
-    rlx_tk_i(t, "has_b2", has_b2);
-    rlx_tk_i(t, "act2", rlx_attr_i(n, "rlx_act", 0));
-    rlx_tk_f(t, "act2_a", rlx_attr_f(n, "rlx_act_a", 0));
-    rlx_tk_f(t, "act2_b", rlx_attr_f(n, "rlx_act_b", 0));
-    rlx_tk_i(t, "rows", rows);
-    t->scratch = (int64_t)rk_conv_pwdw_scratch(x->dims[1], y->dims[1], x->dims[3], w->s[0], rows);
-}
-
 static void lower_conv(RlxLower *L, int node) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
@@ -377,14 +274,6 @@ static void lower_conv(RlxLower *L, int node) {
     rlx_conv_geometry(L->g, node, &w);
     int has_bias = n->nin > 2 && n->in[2] >= 0;
     if (!rlx_value_numel(y)) return;
-    if (rlx_attr_i(n, "rlx_wino", 0)) {
-        lower_conv_wino(L, node, &w);
-        return;
-    }
-    if (rlx_attr_i(n, "rlx_pw", 0)) {
-        lower_conv_pwdw(L, node, &w);
-        return;
-    }
     RlxThunk *t = rlx_thunk_new(L->tl, w.nsp <= 2 ? RLX_K_conv2d_f32 : RLX_K_conv_nd_f32, node);
     rlx_tk_in(L, t, n->in[0]);
     rlx_tk_in(L, t, n->in[1]);
@@ -426,15 +315,6 @@ static void lower_conv(RlxLower *L, int node) {
     rlx_tk_i(t, "dw", w.d[w.nsp - 1]);
     rlx_tk_i(t, "pt", r ? 0 : w.pad_begin[0]);
     rlx_tk_i(t, "pl", w.pad_begin[w.nsp - 1]);
-    if (rlx_conv_uses_gemm(L->g, node)) {
-        int64_t group = rlx_attr_i(n, "group", 1);
-        int64_t ocg = y->dims[1] / group, kdim = x->dims[1] / group * (r ? 1 : w.k[0]) * w.k[w.nsp - 1];
-        int64_t ncols = (r ? 1 : y->dims[2]) * y->dims[y->rank - 1], nblk = conv_block(ocg, kdim, ncols);
-        rlx_tk_i(t, "method", rlx_attr_i(n, "rlx_stem", 0) ? 2 : 1);
-        rlx_tk_i(t, "nblk", nblk);
-        rlx_tk_i(t, "a_packed", rlx_attr_i(n, "rlx_a_packed", 0));
-        t->scratch = (int64_t)rk_conv2d_scratch(ocg, kdim, nblk, rlx_attr_i(n, "rlx_a_packed", 0) == 2);
-    }
 }
 
 static void lower_transpose(RlxLower *L, int node) {
@@ -763,9 +643,10 @@ void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node
     lower_node(&L, node);
 }
 
-RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan) {
+RlxThunkList *rlx_lower(RlxGraph *g, const RlxPlan *plan, const RlxTarget *target) {
     RlxLower L = {g, plan, rlx_alloc(sizeof(RlxThunkList))};
-    for (int i = 0; i < g->norder; i++) lower_node(&L, g->order[i]);
+    for (int i = 0; i < g->norder; i++)
+        if (!target->lower || !target->lower(&L, g->order[i])) lower_node(&L, g->order[i]);
     /* Graph outputs that are weights are copied out of the weights space by
      * the run function; nothing to lower for them. */
     return L.tl;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "rlx.h"
+#include "target.h"
 #include "rlx_scalar.h"
 
 #define DIMS(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__}
@@ -683,7 +684,7 @@ Test(views, no_thunk_and_the_same_offset, .fini = cleanup) {
     cr_assert_eq(g->v[v4].dims[0], 6);
     rlx_schedule_memory(g);
     RlxPlan *p = rlx_plan(g);
-    RlxThunkList *tl = rlx_lower(g, p);
+    RlxThunkList *tl = rlx_lower(g, p, &rlx_target_c);
     int views[] = {rs, us, fl, sq};
     for (int i = 0; i < tl->n; i++)
         for (int k = 0; k < 4; k++)
@@ -710,7 +711,7 @@ Test(views, of_a_graph_input_and_kept_alive, .fini = cleanup) {
     compile(1);
     rlx_schedule_memory(g);
     RlxPlan *p = rlx_plan(g);
-    RlxThunkList *tl = rlx_lower(g, p);
+    RlxThunkList *tl = rlx_lower(g, p, &rlx_target_c);
     cr_assert_eq(p->off[v], p->off[x]);
     cr_assert_eq(tl->n, 2, "%d thunks, expected Exp and Add", tl->n);
 }

@@ -1,4 +1,10 @@
-/* prepack.c - GEMM weights packed at compile time.  require: fused, scheduled
+/* prepare_c.c - the C target's prepare: weights packed for its GEMM at
+ * compile time, Winograd, fused pointwise + depthwise bands.
+ * require: fused, scheduled
+ *
+ * These are the C target's own choices (target.h: prepare), made on the
+ * graph after fusion and before the memory plan, because they change the
+ * weights and the buffers; no other target runs them.
  *
  * The GEMM (rk_gemm.c) copies B into cache-sized panels before it
  * multiplies. When B is a weight, that copy is the same every run, so it is
@@ -12,6 +18,7 @@
 #include "rlx.h"
 #include "../../runtime_min/rk_gemm.h"
 #include "../../runtime_min/rlx_rt.h"
+#include "c.h"
 
 /* The weight's floats, copied to aligned memory (weight bytes may sit
  * unaligned in the model file). */
@@ -95,7 +102,7 @@ static int conv_stem(const RlxGraph *g, int node) {
 static void prepack_conv(RlxGraph *g, int node) {
     RlxNode *n = &g->n[node];
     int wv = n->in[1];
-    if (!rlx_is_const(g, wv) || g->v[wv].dtype != RLX_F32 || !rlx_conv_uses_gemm(g, node)) return;
+    if (!rlx_is_const(g, wv) || g->v[wv].dtype != RLX_F32 || !rlx_c_conv_uses_gemm(g, node)) return;
     if (conv_stem(g, node)) {
         rlx_attr_add(g, node, "rlx_stem", RLX_A_INT)->i = 1;
         return;
@@ -287,7 +294,9 @@ static void fuse_pw_dw(RlxGraph *g) {
     if (fused) rlx_schedule(g);
 }
 
-void rlx_prepack(RlxGraph *g, int winograd) {
+void rlx_c_prepare(RlxGraph *g, const RlxOptions *opt) {
+    if (opt->blas) return;   /* OpenBLAS takes plain operands */
+    int winograd = opt->winograd;
     for (int s = 0; s < g->norder; s++) {
         int node = g->order[s];
         RlxNode *n = &g->n[node];
