@@ -20,7 +20,7 @@ B        = build
 CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 
-LIB_SRCS = $(sort $(wildcard lib/*.c lib/frontend/*.c lib/passes/*.c lib/codegen_*/*.c))
+LIB_SRCS = $(sort $(wildcard lib/*.c lib/frontend/*.c lib/passes/*.c lib/codegen_*/*.c lib/gpu/*.c))
 # the runtime: every .c file of runtime_min/. The compiler links its own
 # copy (portable, for constant folding); generated models link librlxrt.a.
 RT_ALL   = $(sort $(wildcard runtime_min/*.c))
@@ -51,6 +51,27 @@ $(B)/obj/lib/frontend/onnx.o: lib/frontend/onnx.c $(B)/gen/onnx.pb-c.h $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(CFLAGS) $(PROTOBUF_C_CFLAGS) -Ilib -Iruntime_min -I$(B)/gen -c $< -o $@
 
+# GLSL -> SPIR-V (lib/codegen_spirv/spirv.c): shaderc and SPIRV-Tools, linked
+# statically. Debian's shaderc_combined.a holds only shaderc itself; glslang's
+# and SPIRV-Tools' archives come from the spirv package (glslang-dev), and they
+# are C++. Never -lshaderc: Debian's shared one is built against another
+# glslang and crashes.
+SPIRV_CFLAGS := $(shell pkg-config --cflags shaderc_combined spirv 2>/dev/null)
+SPIRV_LIBS   := $(shell pkg-config --libs shaderc_combined spirv 2>/dev/null || echo -lshaderc_combined) -lstdc++ -lpthread
+$(B)/obj/lib/codegen_spirv/%.o: lib/codegen_spirv/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) $(CFLAGS) $(SPIRV_CFLAGS) -Ilib -Iruntime_min -c $< -o $@
+
+# The GPU kernels' templates and preludes (lib/gpu/), embedded as strings.
+GPU_KL = $(sort $(wildcard lib/gpu/*.kl lib/gpu/kernels/*.kl))
+LIB_OBJS += $(B)/obj/gen/gpu_sources.o
+$(B)/gen/gpu_sources.c: $(GPU_KL) scripts/embed_kl.sh
+	@mkdir -p $(dir $@)
+	bash scripts/embed_kl.sh $@ $(GPU_KL)
+$(B)/obj/gen/gpu_sources.o: $(B)/gen/gpu_sources.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) $(CFLAGS) -c $< -o $@
+
 $(B)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(CFLAGS) $(CJSON_CFLAGS) -Ilib -Iruntime_min -c $< -o $@
@@ -60,7 +81,7 @@ $(B)/librlx.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 $(B)/rlxc: $(DRIVER_OBJS) $(B)/librlx.a
-	$(CC) $(CFLAGS) -o $@ $^ $(CJSON_LIBS) $(PROTOBUF_C_LIBS) -lm -pthread
+	$(CC) $(CFLAGS) -o $@ $^ $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(SPIRV_LIBS) -lm -ldl -pthread
 
 # The runtime library that generated models link (cmd/rlxc/build.c says how
 # it is compiled: -O3, and on x86-64 the kernels three times, portable, AVX2
@@ -81,7 +102,7 @@ UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%)
 $(B)/unit/%: tests/unit/%.c $(B)/librlx.a $(HDRS) tests/unit/testgraph.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu99 -Wall -Wextra -Werror -Wno-missing-field-initializers $(CFLAGS) $(CJSON_CFLAGS) -Ilib -Iruntime_min $< -o $@ $(B)/librlx.a $(CJSON_LIBS) $(PROTOBUF_C_LIBS) -lcriterion -lm -pthread
+	$(CC) -std=gnu99 -Wall -Wextra -Werror -Wno-missing-field-initializers $(CFLAGS) $(CJSON_CFLAGS) -Ilib -Iruntime_min $< -o $@ $(B)/librlx.a $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(SPIRV_LIBS) -lcriterion -lm -ldl -pthread
 
 # The kernel tests again against the instruction-set variants of
 # librlxrt.a that generated models run: compiled with -DRK_ISA=avx2 or

@@ -327,6 +327,18 @@ void rlx_lower_node(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl, int node
 int rlx_region_from_node(const RlxGraph *g, int node, RlxEltStep **steps);
 int rlx_region_parse(const RlxGraph *g, int node, RlxEltStep **steps);
 const char *rlx_region_format(const RlxEltStep *steps, int nsteps);
+/* A region's loop structure: the output's dims with each operand's element
+ * strides (0 where it broadcasts); size-1 dims dropped and mergeable dims
+ * merged. The printers of every target walk regions this way. */
+typedef struct {
+    int rank;
+    int64_t dims[RLX_MAX_RANK];
+    int64_t stride[17][RLX_MAX_RANK];   /* operands: inputs, then the output */
+} RlxLoopNest;
+void rlx_region_loops(const RlxGraph *g, const RlxThunk *t, RlxLoopNest *L);
+/* The value of region operand o (inputs, then the output), or -1 when it is
+ * absent or no step reads it. */
+int rlx_region_operand(const RlxThunk *t, int o);
 void rlx_fuse_patterns(RlxGraph *g);                      /* patterns.c; before fuse.c */
 void rlx_fuse_epilogues(RlxGraph *g);                     /* fuse.c; before regions */
 /* Whether a step's arguments are converted to its result's type before the

@@ -17,7 +17,8 @@
  *     the neutral lowering does not apply;
  *   - select: the target's choices on the neutral thunk list (the C
  *     target: convolution methods and blocking, few-rows GEMMs, per-thread
- *     scratch; a GPU target: templates, tiles and grids);
+ *     scratch, in the list itself; a GPU target: templates, tiles, grids
+ *     and barriers, as a program of kernels and dispatches for its emit);
  *   - emit: the printer, into named output files.
  *
  * The neutral thunk list (rlx_lower) says what to compute: kernel kind,
@@ -88,13 +89,14 @@ typedef struct {
     int blas;
     RlxOutFile *files;
     int *nfiles;
+    void *selected;              /* what the target's select returned */
 } RlxEmitJob;
 
 typedef struct RlxTarget {
     const char *name;            /* --target NAME */
     const char *doc;             /* one line for rlxc --help and docs/targets.md */
     int64_t align;               /* arena and weights alignment, bytes */
-    const RlxOpSupport *support; /* the legalize column: nsupport cells */
+    const RlxOpSupport *support; /* the legalize column: nsupport cells (-1: up to an RLX_NOPS cell) */
     int nsupport;
     unsigned storage_dtypes;     /* dtypes it stores natively (bitmask) */
     unsigned compute_dtypes;     /* dtypes it computes in natively */
@@ -103,8 +105,11 @@ typedef struct RlxTarget {
     const char *build_libs;      /* extra libraries --build links ("-ldl") */
     void (*prepare)(RlxGraph *g, const RlxOptions *opt);                 /* may be NULL */
     int (*lower)(void *L, int node);                                     /* RlxLower *; may be NULL */
-    void (*select)(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl);  /* may be NULL */
+    /* may be NULL; what it returns reaches emit as job->selected */
+    void *(*select)(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl);
     void (*emit)(const RlxEmitJob *job);
+    /* a node's support beyond its dtypes (NULL: fine; else " for ..."); may be NULL */
+    const char *(*node_check)(const RlxGraph *g, int node);
 } RlxTarget;
 
 extern const RlxTarget rlx_target_c, rlx_target_spirv, rlx_target_cuda, rlx_target_msl;

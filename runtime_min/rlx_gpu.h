@@ -72,6 +72,11 @@ typedef struct {
     uint32_t max_shared_bytes;
     uint32_t max_groups[3];            /* largest groups[d] of any dispatch */
     uint64_t max_buffer_bytes;         /* the larger of arena_bytes and weights_bytes */
+    /* A u32 status word after the arena (the arena buffer holds
+     * status_offset + 4 bytes): zeroed before each run; a kernel that meets
+     * a data error (a Gather index out of range) stores its RLX_E_* there,
+     * and NAME_run returns it. */
+    uint64_t status_offset;
 } rlx_gpu_schedule;
 
 /* The Vulkan host (rlx_vk.c). rlx_vk_model_new picks a compute-capable

@@ -376,7 +376,7 @@ static void compile(const Args *a) {
     if (verbose) rlx_plan_print(g, plan, stderr);
     if (a->arena_limit >= 0) rlx_check_arena_limit(g, plan, a->arena_limit);
     RlxThunkList *tl = rlx_lower(g, plan, tg);
-    if (tg->select) tg->select(g, plan, tl);
+    void *selected = tg->select ? tg->select(g, plan, tl) : NULL;
     pass_done("lower");
     if (verbose) fprintf(stderr, "thunks: %d\n", tl->n);
 
@@ -387,7 +387,7 @@ static void compile(const Args *a) {
     memset(files, 0, sizeof files);
     int nfiles = 0;
     RlxEmitJob job = {g, plan, tl, name, rlx_fmt("%s.h", base_name(base)), a->emit_main || a->build, a->threads,
-                      a->blas, files, &nfiles};
+                      a->blas, files, &nfiles, selected};
     tg->emit(&job);
     pass_done("codegen");
 

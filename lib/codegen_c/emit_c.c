@@ -87,7 +87,7 @@ static const char *value_desc(const RlxGraph *g, int v) {
 
 /* Names in generated comments come from the model file: keep them from
  * closing the comment or breaking the line. */
-static const char *comment_safe(const char *s) {
+const char *rlx_comment_safe(const char *s) {
     char *p = rlx_strdup(s);
     for (char *q = p; *q; q++) {
         if (*q == '\n' || *q == '\r' || (unsigned char)*q < 32) *q = ' ';
@@ -105,7 +105,7 @@ static void emit_thunk_comment(Emit *E, const RlxThunk *t, int step) {
     for (int i = 0; i < n->nin; i++) rlx_buf_printf(&c, "%s%s", i ? ", " : "", value_desc(g, n->in[i]));
     rlx_buf_printf(&c, " -> ");
     for (int i = 0; i < n->nout; i++) rlx_buf_printf(&c, "%s%s", i ? ", " : "", value_desc(g, n->out[i]));
-    rlx_emit(E->b, "/* %s */", comment_safe(c.data));
+    rlx_emit(E->b, "/* %s */", rlx_comment_safe(c.data));
 }
 
 /* ---- kernel calls ---- */
@@ -176,69 +176,7 @@ static void emit_kernel(Emit *E, const RlxThunk *t) {
 
 /* ---- elementwise regions ---- */
 
-/* Loop structure: the output's dims with each operand's element strides
- * (0 where it broadcasts); size-1 dims dropped and mergeable dims merged. */
-typedef struct {
-    int rank;
-    int64_t dims[RLX_MAX_RANK];
-    int64_t stride[17][RLX_MAX_RANK];   /* operands: inputs, then the output */
-} LoopNest;
-
-/* The value of operand o (inputs, then the output), or -1 when it is absent
- * or no step reads it (CastLike's target_type): such an input is neither
- * loaded nor part of the loop structure, whatever its shape. */
-static int operand_value(const RlxThunk *t, int o) {
-    if (o == t->nin) return t->out[0].value;
-    for (int k = 0; k < t->nsteps; k++)
-        for (int j = 0; j < t->steps[k].nargs; j++)
-            if (t->steps[k].args[j] == o) return t->in[o].value;
-    return -1;
-}
-
-static void loop_nest(const RlxGraph *g, const RlxThunk *t, LoopNest *L) {
-    const RlxValue *y = &g->v[t->out[0].value];
-    int nops = t->nin + 1;
-    int64_t dims[RLX_MAX_RANK], st[17][RLX_MAX_RANK];
-    int r = y->rank;
-    for (int o = 0; o < nops; o++) {
-        int v = operand_value(t, o);
-        if (v < 0) continue;
-        const RlxValue *x = &g->v[v];
-        int64_t s = 1;
-        for (int i = r - 1; i >= 0; i--) {
-            int xi = i - (r - x->rank);
-            if (xi < 0 || x->dims[xi] == 1) st[o][i] = 0;
-            else {
-                st[o][i] = s;
-                s *= x->dims[xi];
-            }
-        }
-    }
-    memcpy(dims, y->dims, sizeof(int64_t) * (size_t)r);
-    /* drop size-1 dims, then merge dim i into i-1 where every operand allows */
-    L->rank = 0;
-    for (int i = 0; i < r; i++) {
-        if (dims[i] == 1) continue;
-        int k = L->rank;
-        if (k > 0) {
-            int ok = 1;
-            for (int o = 0; o < nops; o++) {
-                int v = operand_value(t, o);
-                if (v >= 0 && L->stride[o][k - 1] != st[o][i] * dims[i]) ok = 0;
-            }
-            if (ok) {
-                L->dims[k - 1] *= dims[i];
-                for (int o = 0; o < nops; o++) L->stride[o][k - 1] = st[o][i];
-                continue;
-            }
-        }
-        L->dims[k] = dims[i];
-        for (int o = 0; o < nops; o++) L->stride[o][k] = st[o][i];
-        L->rank++;
-    }
-}
-
-static const char *index_expr(const LoopNest *L, int o) {
+static const char *index_expr(const RlxLoopNest *L, int o) {
     RlxBuf b = {0};
     for (int i = 0; i < L->rank; i++) {
         int64_t s = L->stride[o][i];
@@ -436,14 +374,14 @@ static const char *step_expr(const RlxEltStep *s, const char **a, const CType *a
 
 static void emit_eltwise(Emit *E, const RlxThunk *t) {
     const RlxGraph *g = E->g;
-    LoopNest L;
-    loop_nest(g, t, &L);
+    RlxLoopNest L;
+    rlx_region_loops(g, t, &L);
     RlxBuf *b = E->b;
     const RlxValue *y = &g->v[t->out[0].value];
     rlx_emit(b, "{");
     b->indent++;
     for (int i = 0; i < t->nin; i++) {
-        if (operand_value(t, i) < 0) continue;
+        if (rlx_region_operand(t, i) < 0) continue;
         const RlxValue *x = &g->v[t->in[i].value];
         rlx_emit(b, "const %s *x%d = (const %s *)(%s);", c_type(x->dtype), i, c_type(x->dtype), slot_expr(&t->in[i]));
     }
@@ -456,7 +394,7 @@ static void emit_eltwise(Emit *E, const RlxThunk *t) {
     const char **argx = rlx_alloc(sizeof(char *) * (size_t)(t->nin + t->nsteps));
     CType *argt = rlx_alloc(sizeof(CType) * (size_t)(t->nin + t->nsteps));
     for (int i = 0; i < t->nin; i++) {
-        if (operand_value(t, i) < 0) continue;
+        if (rlx_region_operand(t, i) < 0) continue;
         const RlxValue *x = &g->v[t->in[i].value];
         CType ct = compute_type(x->dtype);
         rlx_emit(b, "const %s a%d = %s;", ct_name(ct), i, load_expr(x->dtype, rlx_fmt("x%d[%s]", i, index_expr(&L, i))));
@@ -531,16 +469,8 @@ static void emit_tensor_infos(Emit *E, const char *what, const int *vals, int n)
     rlx_emit(E->b, "};");
 }
 
-void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl, const RlxCOptions *opt,
-                   RlxBuf *c, RlxBuf *h) {
-    Emit E = {g, plan, opt->name, c};
-    const char *N = opt->name;
-    uint64_t hash = opt->hash;
-    int nweights = 0;
-    for (int i = 0; i < g->nv; i++)
-        if (plan->woff[i] >= 0) nweights++;
-
-    /* header */
+/* The API header, the same for every target (target.h): OUT.h. */
+void rlx_emit_model_header(const RlxGraph *g, const RlxPlan *plan, const char *N, int emit_main, RlxBuf *h) {
     rlx_emit(h, "/* %s.h - generated by rlxc %s. Do not edit. */", N, RLX_VERSION);
     rlx_emit(h, "#ifndef %s_MODEL_H", N);
     rlx_emit(h, "#define %s_MODEL_H", N);
@@ -553,9 +483,9 @@ void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *t
     rlx_emit(h, "");
     rlx_emit(h, "/* Inputs and outputs, in this order, as dense row-major arrays:");
     for (int i = 0; i < g->ninputs; i++)
-        rlx_emit(h, " *   input  %d: %s", i, comment_safe(value_desc(g, g->inputs[i])));
+        rlx_emit(h, " *   input  %d: %s", i, rlx_comment_safe(value_desc(g, g->inputs[i])));
     for (int i = 0; i < g->noutputs; i++)
-        rlx_emit(h, " *   output %d: %s", i, comment_safe(value_desc(g, g->outputs[i])));
+        rlx_emit(h, " *   output %d: %s", i, rlx_comment_safe(value_desc(g, g->outputs[i])));
     rlx_emit(h, " * arena: %lld bytes; weights: %lld bytes. */", (long long)plan->arena_bytes,
              (long long)plan->weights_bytes);
     rlx_emit(h, "extern const rlx_model_info %s_info;", N);
@@ -570,7 +500,7 @@ void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *t
     rlx_emit(h, "/* Runs the model; allocates nothing. */");
     rlx_emit(h, "int %s_run(rlx_model *m, const void *const *inputs, void *const *outputs);", N);
     rlx_emit(h, "void %s_free(rlx_model *m);", N);
-    if (opt->emit_main) {
+    if (emit_main) {
         rlx_emit(h, "/* The command-line harness of --emit-main. */");
         rlx_emit(h, "int %s_main(int argc, char **argv);", N);
     }
@@ -580,8 +510,44 @@ void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *t
     rlx_emit(h, "#endif");
     rlx_emit(h, "#endif");
 
+}
+
+/* The tensor tables and NAME_info, the same for every target. */
+void rlx_emit_model_info(const RlxGraph *g, const RlxPlan *plan, const char *N, uint64_t hash, int64_t scratch,
+                         int nthreads, RlxBuf *c) {
+    Emit E = {g, plan, N, c};
+    int nweights = 0;
+    for (int i = 0; i < g->nv; i++)
+        if (plan->woff[i] >= 0) nweights++;
+    emit_tensor_infos(&E, "input", g->inputs, g->ninputs);
+    emit_tensor_infos(&E, "output", g->outputs, g->noutputs);
+    rlx_emit(c, "");
+    rlx_emit(c, "const rlx_model_info %s_info = {", N);
+    rlx_emit(c, "    .name = \"%s\",", N);
+    rlx_emit(c, "    .hash = 0x%016llxull,", (unsigned long long)hash);
+    rlx_emit(c, "    .arena_bytes = %lld,", (long long)plan->arena_bytes);
+    rlx_emit(c, "    .weights_bytes = %lld,", (long long)plan->weights_bytes);
+    rlx_emit(c, "    .nweights = %d,", nweights);
+    rlx_emit(c, "    .scratch_per_thread = %lld,", (long long)scratch);
+    rlx_emit(c, "    .nthreads = %d,", nthreads > 0 ? nthreads : 1);
+    rlx_emit(c, "    .ninputs = %d,", g->ninputs);
+    rlx_emit(c, "    .noutputs = %d,", g->noutputs);
+    rlx_emit(c, "    .inputs = %s_inputs,", N);
+    rlx_emit(c, "    .outputs = %s_outputs,", N);
+    rlx_emit(c, "};");
+    rlx_emit(c, "");
+}
+
+void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl, const RlxCOptions *opt,
+                   RlxBuf *c, RlxBuf *h) {
+    Emit E = {g, plan, opt->name, c};
+    const char *N = opt->name;
+    uint64_t hash = opt->hash;
+
+    rlx_emit_model_header(g, plan, N, opt->emit_main, h);
+
     /* source */
-    rlx_emit(c, "/* %s.c - generated by rlxc %s from %s. Do not edit.", N, RLX_VERSION, comment_safe(g->file));
+    rlx_emit(c, "/* %s.c - generated by rlxc %s from %s. Do not edit.", N, RLX_VERSION, rlx_comment_safe(g->file));
     rlx_emit(c, " *");
     rlx_emit(c, " * %d thunks; arena %lld bytes (lower bound %lld, naive %lld); weights %lld bytes.",
              tl->n, (long long)plan->arena_bytes, (long long)plan->lower_bound, (long long)plan->naive_bytes,
@@ -604,23 +570,7 @@ void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *t
     rlx_emit(c, "#define IN(...) ((const void *const[]){__VA_ARGS__})");
     rlx_emit(c, "#define OUT(...) ((void *const[]){__VA_ARGS__})");
     rlx_emit(c, "");
-    emit_tensor_infos(&E, "input", g->inputs, g->ninputs);
-    emit_tensor_infos(&E, "output", g->outputs, g->noutputs);
-    rlx_emit(c, "");
-    rlx_emit(c, "const rlx_model_info %s_info = {", N);
-    rlx_emit(c, "    .name = \"%s\",", N);
-    rlx_emit(c, "    .hash = 0x%016llxull,", (unsigned long long)hash);
-    rlx_emit(c, "    .arena_bytes = %lld,", (long long)plan->arena_bytes);
-    rlx_emit(c, "    .weights_bytes = %lld,", (long long)plan->weights_bytes);
-    rlx_emit(c, "    .nweights = %d,", nweights);
-    rlx_emit(c, "    .scratch_per_thread = %lld,", (long long)rlx_thunks_scratch(tl));
-    rlx_emit(c, "    .nthreads = %d,", opt->nthreads > 0 ? opt->nthreads : 1);
-    rlx_emit(c, "    .ninputs = %d,", g->ninputs);
-    rlx_emit(c, "    .noutputs = %d,", g->noutputs);
-    rlx_emit(c, "    .inputs = %s_inputs,", N);
-    rlx_emit(c, "    .outputs = %s_outputs,", N);
-    rlx_emit(c, "};");
-    rlx_emit(c, "");
+    rlx_emit_model_info(g, plan, N, hash, rlx_thunks_scratch(tl), opt->nthreads, c);
     rlx_emit(c, "int %s_init(rlx_model **m) { return rlx_model_new(&%s_info, m); }", N, N);
     rlx_emit(c, "int %s_load_weights(rlx_model *m, const char *path) { return rlx_load_weights_file(m, path); }", N);
     rlx_emit(c, "int %s_load_weights_buffer(rlx_model *m, const void *buf, size_t len) {", N);

@@ -170,7 +170,7 @@ static void select_gemm(const RlxGraph *g, RlxThunk *t, RlxKernelImpl few) {
     t->scratch = (int64_t)rk_sgemm_scratch_size(m, n, k);
 }
 
-void rlx_c_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
+void *rlx_c_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
     (void)plan;
     for (int i = 0; i < tl->n; i++) {
         RlxThunk *t = &tl->t[i];
@@ -188,4 +188,5 @@ void rlx_c_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
         default: break;
         }
     }
+    return NULL;
 }

@@ -216,8 +216,8 @@ static const OpInputs *find_inputs(RlxOp op) {
 }
 
 unsigned rlx_target_op_dtypes(const RlxTarget *t, RlxOp op) {
-    for (int i = 0; i < t->nsupport; i++)
-        if (t->support[i].op == op) return t->support[i].dtypes;
+    for (int i = 0; t->nsupport < 0 ? t->support[i].op != RLX_NOPS : i < t->nsupport; i++)
+        if (t->support[i].op == op) return t->support[i].dtypes & t->storage_dtypes;
     return 0;
 }
 
@@ -235,7 +235,7 @@ const char *rlx_target_unsupported(const RlxTarget *t, const RlxGraph *g, int no
         RlxDType dt = g->v[n->out[0]].dtype;
         if (!(ok >> dt & 1u)) return rlx_fmt(" for dtype %s", rlx_dtype_name(dt));
     }
-    return NULL;
+    return t->node_check ? t->node_check(g, node) : NULL;
 }
 
 const char *rlx_node_unsupported(const RlxGraph *g, int node, const char *target) {

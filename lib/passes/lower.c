@@ -78,6 +78,20 @@ int64_t rlx_tk_get_i(const RlxThunk *t, const char *name) {
     return t->p[s].i;
 }
 
+double rlx_tk_get_f(const RlxThunk *t, const char *name) {
+    char k;
+    int s = field_slot(t, name, &k);
+    RLX_ASSERT(k == 'f');
+    return t->p[s].f;
+}
+
+void rlx_tk_get_a(const RlxThunk *t, const char *name, int64_t *out) {
+    char k;
+    int s = field_slot(t, name, &k);
+    RLX_ASSERT(k == 'a');
+    for (int i = 0; i < RK_MAX_RANK; i++) out[i] = t->p[s + i].i;
+}
+
 void rlx_tk_f(RlxThunk *t, const char *name, double v) {
     char k;
     int s = field_slot(t, name, &k);

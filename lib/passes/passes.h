@@ -56,6 +56,8 @@ typedef struct {
 RlxThunk *rlx_thunk_new(RlxThunkList *tl, RlxKernelKind kind, int node);
 void rlx_tk_i(RlxThunk *t, const char *field, int64_t v);
 int64_t rlx_tk_get_i(const RlxThunk *t, const char *field);
+double rlx_tk_get_f(const RlxThunk *t, const char *field);
+void rlx_tk_get_a(const RlxThunk *t, const char *field, int64_t *out);   /* RLX_MAX_RANK entries */
 void rlx_tk_f(RlxThunk *t, const char *field, double v);
 void rlx_tk_a(RlxThunk *t, const char *field, const int64_t *v, int n);
 RlxSlot rlx_slot_of(const RlxLower *L, int value);

@@ -258,3 +258,57 @@ int rlx_region_parse(const RlxGraph *g, int node, RlxEltStep **out) {
     *out = s;
     return k;
 }
+
+/* The value of operand o (inputs, then the output), or -1 when it is absent
+ * or no step reads it (CastLike's target_type): such an input is neither
+ * loaded nor part of the loop structure, whatever its shape. */
+int rlx_region_operand(const RlxThunk *t, int o) {
+    if (o == t->nin) return t->out[0].value;
+    for (int k = 0; k < t->nsteps; k++)
+        for (int j = 0; j < t->steps[k].nargs; j++)
+            if (t->steps[k].args[j] == o) return t->in[o].value;
+    return -1;
+}
+
+void rlx_region_loops(const RlxGraph *g, const RlxThunk *t, RlxLoopNest *L) {
+    const RlxValue *y = &g->v[t->out[0].value];
+    int nops = t->nin + 1;
+    int64_t dims[RLX_MAX_RANK], st[17][RLX_MAX_RANK];
+    int r = y->rank;
+    for (int o = 0; o < nops; o++) {
+        int v = rlx_region_operand(t, o);
+        if (v < 0) continue;
+        const RlxValue *x = &g->v[v];
+        int64_t s = 1;
+        for (int i = r - 1; i >= 0; i--) {
+            int xi = i - (r - x->rank);
+            if (xi < 0 || x->dims[xi] == 1) st[o][i] = 0;
+            else {
+                st[o][i] = s;
+                s *= x->dims[xi];
+            }
+        }
+    }
+    memcpy(dims, y->dims, sizeof(int64_t) * (size_t)r);
+    /* drop size-1 dims, then merge dim i into i-1 where every operand allows */
+    L->rank = 0;
+    for (int i = 0; i < r; i++) {
+        if (dims[i] == 1) continue;
+        int k = L->rank;
+        if (k > 0) {
+            int ok = 1;
+            for (int o = 0; o < nops; o++) {
+                int v = rlx_region_operand(t, o);
+                if (v >= 0 && L->stride[o][k - 1] != st[o][i] * dims[i]) ok = 0;
+            }
+            if (ok) {
+                L->dims[k - 1] *= dims[i];
+                for (int o = 0; o < nops; o++) L->stride[o][k - 1] = st[o][i];
+                continue;
+            }
+        }
+        L->dims[k] = dims[i];
+        for (int o = 0; o < nops; o++) L->stride[o][k] = st[o][i];
+        L->rank++;
+    }
+}
