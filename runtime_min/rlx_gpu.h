@@ -72,12 +72,36 @@ typedef struct {
     uint32_t max_shared_bytes;
     uint32_t max_groups[3];            /* largest groups[d] of any dispatch */
     uint64_t max_buffer_bytes;         /* the larger of arena_bytes and weights_bytes */
+    /* Per output (info->noutputs entries), 1 where the output is a weight:
+     * its info->outputs[i].offset is then an offset in the weights buffer,
+     * as in the C target's NAME_run. NULL: every output is in the arena. */
+    const uint8_t *output_in_weights;
     /* A u32 status word after the arena (the arena buffer holds
-     * status_offset + 4 bytes): zeroed before each run; a kernel that meets
-     * a data error (a Gather index out of range) stores its RLX_E_* there,
-     * and NAME_run returns it. */
+     * status_offset + 4 bytes): a kernel that meets a data error (a Gather
+     * index out of range) stores its RLX_E_* there. */
     uint64_t status_offset;
 } rlx_gpu_schedule;
+
+/* What a device offers, in the schedule's terms; each host fills one from
+ * its API's features and limits and calls rlx_gpu_check (rlx_gpu.c). */
+typedef struct {
+    uint32_t has;                      /* the RLX_GPU_NEED_* it supports */
+    uint32_t max_invocations;          /* per workgroup */
+    uint32_t max_local[3];             /* workgroup size per dimension */
+    uint32_t max_shared_bytes;         /* workgroup memory */
+    uint32_t max_groups[3];            /* workgroups per dimension of one dispatch */
+    uint64_t max_buffer_bytes;         /* one storage buffer (range and allocation) */
+    uint32_t loop_cap;                 /* refuse kernels whose max_loop_trips reach it; 0: no known cap */
+} rlx_gpu_caps;
+
+/* Checks a schedule's tables (kernel indices, push counts, code present,
+ * every input and output slot inside its buffer): RLX_E_ARG if malformed.
+ * With caps, then checks the device: the first problem in the order
+ * F16, 16BIT, 8BIT, INT64, F64, SUBGROUP, BUFFER, SHARED, WGSIZE, WGCOUNT,
+ * LOOPS (RLX_E_DEV_*), or RLX_OK. The schedule's declared maxima and the
+ * ones the tables give are both checked, so a summary field that is too
+ * small cannot hide a kernel the device cannot run. */
+int rlx_gpu_check(const rlx_gpu_schedule *s, const rlx_gpu_caps *caps);
 
 /* The Vulkan host (rlx_vk.c). rlx_vk_model_new picks a compute-capable
  * device (the first, or RLX_VK_DEVICE=N), checks its features and limits

@@ -127,6 +127,12 @@ static void spirv_emit(const RlxEmitJob *job) {
     rlx_emit(c, "};");
     rlx_emit(c, "");
     int64_t buf = plan->arena_bytes > plan->weights_bytes ? plan->arena_bytes : plan->weights_bytes;
+    rlx_emit(c, "static const uint8_t %s_output_in_weights[] = {", N);
+    RlxBuf ow = {0};
+    for (int i = 0; i < g->noutputs; i++)
+        rlx_buf_printf(&ow, "%s%d", i ? ", " : "", (g->v[g->outputs[i]].flags & RLX_V_WEIGHT) != 0);
+    rlx_emit(c, "    %s", g->noutputs ? ow.data : "0");
+    rlx_emit(c, "};");
     rlx_emit(c, "static const rlx_gpu_schedule %s_schedule = {", N);
     rlx_emit(c, "    .info = &%s_info,", N);
     rlx_emit(c, "    .kernels = %s_kernels,", N);
@@ -138,6 +144,7 @@ static void spirv_emit(const RlxEmitJob *job) {
     rlx_emit(c, "    .max_shared_bytes = %u,", max_shared);
     rlx_emit(c, "    .max_groups = {%u, %u, %u},", max_groups[0], max_groups[1], max_groups[2]);
     rlx_emit(c, "    .max_buffer_bytes = %lld,", (long long)buf);
+    rlx_emit(c, "    .output_in_weights = %s_output_in_weights,", N);
     rlx_emit(c, "    .status_offset = %lld,", (long long)rlx_align64(plan->arena_bytes));
     rlx_emit(c, "};");
     rlx_emit(c, "");

@@ -141,6 +141,17 @@ void rlx_gpu_define(RlxGpuLaunch *l, const char *name, const char *text);
  * prelude's RLX_GID uses to flatten them. */
 void rlx_gpu_grid_1d(RlxGpuLaunch *l, int64_t n, uint32_t local, const RlxTargetLimits *lim);
 
+/* A launch builder: fills one launch for a thunk of its kind; 0 if this
+ * thunk's params are beyond its kernel (then the target lacks it). Each
+ * family of kinds has its file: launch.c (data movement, products,
+ * convolutions, normalizations, reductions, pooling), launch_index.c
+ * (losses, index and scatter kernels, Trilu, CumSum, TopK, ...),
+ * launch_vision.c (Resize, ConvTranspose, GridSample, recurrent cells,
+ * quantized and signal kernels, ...). */
+typedef int (*RlxGpuBuilder)(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l);
+RlxGpuBuilder rlx_gpu_builder_index(RlxKernelKind kind);    /* launch_index.c; NULL: not its kind */
+RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind);   /* launch_vision.c */
+
 /* The launches of one thunk (launch.c); returns how many it wrote (at
  * most 4), 0 if the kind has no template. */
 int rlx_gpu_launches(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *out);

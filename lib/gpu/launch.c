@@ -642,7 +642,7 @@ static int l_eltwise(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits
     return 1;
 }
 
-typedef int (*Builder)(const RlxGraph *, const RlxThunk *, const RlxTargetLimits *, RlxGpuLaunch *);
+typedef RlxGpuBuilder Builder;
 
 static Builder builder_of(RlxKernelKind k) {
     switch ((int)k) {
@@ -665,8 +665,11 @@ static Builder builder_of(RlxKernelKind k) {
     case RLX_K_reduce: return l_reduce;
     case RLX_K_argminmax: return l_argminmax;
     case RLX_K_pool_nd: return l_pool;
-    default: return NULL;
+    default: break;
     }
+    /* the families of their own files */
+    RlxGpuBuilder b = rlx_gpu_builder_index(k);
+    return b ? b : rlx_gpu_builder_vision(k);
 }
 
 int rlx_gpu_has_kind(RlxKernelKind kind) { return builder_of(kind) != NULL; }

@@ -130,6 +130,11 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_COMPRESS,         RLX_DT_ANY},   /* constant inputs: folded by inference */
     {RLX_OP_UNIQUE,           RLX_DT_ANY},   /* constant inputs: folded by inference */
     {RLX_OP_NONMAXSUPPRESSION, RLX_DT_FLOATS},   /* constant inputs: folded by inference */
+
+    /* ---- launch_index.c: losses, index and scatter kernels, Trilu, CumSum, ... ---- */
+
+    /* ---- launch_vision.c: Resize, ConvTranspose, GridSample, recurrent, quantized, signal ---- */
+
     {RLX_NOPS,                0},   /* the end (RlxTarget.nsupport -1) */
 };
 

@@ -2,7 +2,7 @@
 """run.py - runs rlxc over the ONNX backend node tests and writes docs/conformance.md.
 
     /usr/bin/python3 tests/conformance/run.py [--only REGEX] [--floor FILE]
-        [--rlxc PATH] [--jobs N] [--report PATH] [--data DIR] [--keep] [-v]
+        [--rlxc PATH] [--target T] [--jobs N] [--report PATH] [--data DIR] [--keep] [-v]
 
 How it works. Every directory under DATA (default
 /usr/share/libonnx-testdata/data/node) holds model.onnx and
@@ -32,7 +32,13 @@ ends, ...). Those inputs are no longer passed at run time, and a pass says
 `pass (shape inputs frozen: NAME, ...)`. See docs/ops.md.
 
 Each test compiles its own model.c and links the runtime library that
-`make` built, build/librlxrt.a (with --gc-sections, as rlxc --build does). Inputs are the model's graph inputs that have no
+`make` built, build/librlxrt.a (with --gc-sections, as rlxc --build does).
+
+--target T compiles every test for that target (default c): a GPU
+target's program also links -ldl and runs with the Vulkan validation layer
+on and RLX_VK_DEBUG=1 (spirv), where any `rlx_vk: validation:` line the
+host prints makes the test a runtime error. Its report defaults to
+docs/conformance_T.md. Inputs are the model's graph inputs that have no
 initializer, in declaration order; a .pb file whose tensor name matches a
 graph input goes to that input, otherwise files go in numeric order. Tests
 run on --jobs worker processes; results are reported in sorted test order,
@@ -116,10 +122,10 @@ def not_applicable(model):
     return None
 
 
-def run(argv, timeout=TIMEOUT_S):
+def run(argv, timeout=TIMEOUT_S, env=None):
     """(returncode or 'timeout', combined stderr+stdout text)."""
     try:
-        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return "timeout", ""
     return p.returncode, p.stdout.decode("utf-8", "replace")
@@ -209,9 +215,19 @@ def compare(got, want):
     return True, "", max_err
 
 
+TARGET = "c"
+# what the programs of a GPU target need: their libraries, and the
+# environment that turns Vulkan's validation on (rlx_vk.c prints its
+# messages as `rlx_vk: validation: ...` with RLX_VK_DEBUG=1)
+TARGET_LIBS = {"spirv": ["-ldl"]}
+TARGET_ENV = {"spirv": {"VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation", "RLX_VK_DEBUG": "1"}}
+VALIDATION_MARK = "rlx_vk: validation:"
+
+
 def run_test(job):
     """Runs one test; returns (name, op, class, reason). Never raises."""
-    name, data, rlxc, rtlib, keep = job
+    global TARGET
+    name, data, rlxc, rtlib, keep, TARGET = job
     tdir = os.path.join(data, name)
     mpath = os.path.join(tdir, "model.onnx")
     try:
@@ -251,7 +267,7 @@ def _build_and_check(name, tdir, mpath, model, w, rlxc, rtlib):
     input_names = [i.name for i in model.graph.input if i.name not in inits]
     frozen = []  # graph inputs bound at compile time, in the order rlxc named them
     while True:
-        argv = [rlxc, mpath, "-o", os.path.join(w, "model.c"), "--emit-main"]
+        argv = [rlxc, mpath, "-o", os.path.join(w, "model.c"), "--emit-main", "--target", TARGET]
         for n in frozen:
             argv += ["--freeze", "%s=%s" % (n, os.path.join(w, "frozen_%d.npy" % input_names.index(n)))]
         rc, out = run(argv)
@@ -285,7 +301,7 @@ def _check_built(rc, out, tdir, model, w, rtlib, input_names, frozen):
         return "build failure", msg
     exe = os.path.join(w, "model")
     rc, out = run(CC + CFLAGS + ["-I", os.path.join(ROOT, "runtime_min"), os.path.join(w, "model.c"),
-                                 rtlib, "-Wl,--gc-sections", "-lm", "-lpthread", "-o", exe])
+                                 rtlib, "-Wl,--gc-sections"] + TARGET_LIBS.get(TARGET, []) + ["-lm", "-lpthread", "-o", exe])
     if rc != 0:
         line = next((l for l in out.splitlines() if "error" in l), first_line(out))
         return "build failure", "C compiler: " + line.replace(w + "/", "").strip()
@@ -304,7 +320,10 @@ def _check_built(rc, out, tdir, model, w, rtlib, input_names, frozen):
     outs = [os.path.join(w, "out_%d.npy" % i) for i in range(len(want))]
     for p in outs:
         argv += ["-o", p]
-    rc, out = run(argv)
+    rc, out = run(argv, env=dict(os.environ, **TARGET_ENV.get(TARGET, {})))
+    if VALIDATION_MARK in out:
+        msgs = [l for l in out.splitlines() if VALIDATION_MARK in l]
+        return "runtime error", "%d validation messages: %s" % (len(msgs), msgs[0][:200])
     if rc == "timeout":
         return "runtime error", "timed out after %d s" % TIMEOUT_S
     if rc < 0:
@@ -388,6 +407,7 @@ def main():
     ap.add_argument("--only", metavar="REGEX", help="run the tests whose name matches REGEX (re.search)")
     ap.add_argument("--floor", metavar="FILE", help="exit 1 if fewer tests pass than the number in FILE")
     ap.add_argument("--rlxc", default=os.path.join(ROOT, "build", "rlxc"))
+    ap.add_argument("--target", default="c", help="rlxc --target (default c)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--data", default=DEFAULT_DATA)
     ap.add_argument("--report", help="report path (default docs/conformance.md; none with --only)")
@@ -401,10 +421,11 @@ def main():
     names = sorted(d for d in os.listdir(args.data) if os.path.isfile(os.path.join(args.data, d, "model.onnx")))
     if args.only:
         names = [n for n in names if re.search(args.only, n)]
-    report = args.report or (None if args.only else os.path.join(ROOT, "docs", "conformance.md"))
+    default_report = "conformance.md" if args.target == "c" else "conformance_%s.md" % args.target
+    report = args.report or (None if args.only else os.path.join(ROOT, "docs", default_report))
 
     rtlib = runtime_library()
-    jobs = [(n, args.data, rlxc, rtlib, args.keep) for n in names]
+    jobs = [(n, args.data, rlxc, rtlib, args.keep, args.target) for n in names]
     results = []
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for i, r in enumerate(pool.map(run_test, jobs, chunksize=4), 1):
