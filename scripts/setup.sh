@@ -14,6 +14,7 @@ python3-numpy valgrind libopenblas-dev man-db
 libonnx-dev libprotobuf-c-dev protobuf-c-compiler libonnx-testdata
 python3-onnx python3-torch python3-torchvision
 libshaderc-dev glslang-dev glslc spirv-tools
+libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
 "
 
 missing=()
