@@ -6,11 +6,12 @@
 # the kernel tests against those instruction-set variants of librlxrt.a, on
 # CPUs that have them),
 # tests/malformed/run.sh, tests/e2e/run.sh,
-# tests/conformance/run.sh, tests/zoo/run.sh, then each tests/integration/*.sh.
+# tests/conformance/run.sh, tests/zoo/run.sh, tests/conformance/run_gpu.sh
+# (the node tests on the spirv target), then each tests/integration/*.sh.
 # Each is printed under a header, its output streamed and kept, and its
 # closing line read: Criterion's "[====] Synthesis: Tested: N | Passing: N |
 # Failing: N | Crashing: N" on stderr, or a plain "N passed, N failed" for the
-# scripts. The conformance suite is judged against its committed floor: its
+# scripts. The conformance suites are judged against their committed floors: their
 # closing line counts every ONNX node test that rlxc doesn't support yet as
 # failed, so only its exit status (1 = fewer passes than the floor) decides,
 # and its passes are added. A suite that is missing, prints no closing line,
@@ -116,9 +117,9 @@ done
 
 # 2. Scripted suites; each must exist.
 for script in tests/malformed/run.sh tests/malformed_onnx/run.sh tests/e2e/run.sh tests/conformance/run.sh tests/zoo/run.sh \
-    tests/integration/*.sh; do
+    tests/conformance/run_gpu.sh tests/integration/*.sh; do
     kind=plain
-    [ "$script" = tests/conformance/run.sh ] && kind=floor
+    case $script in tests/conformance/run*.sh) kind=floor ;; esac
     if [ -f "$script" ]; then run_suite "${script#tests/}" $kind bash "$script"
     else missing "${script#tests/}" "$script is missing"; fi
 done

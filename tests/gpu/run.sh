@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# run.sh - the GPU target suite: everything a GPU target runs, on this
+# machine's GPU stand-in, against the C target.
+#
+#   tests/gpu/run.sh [TARGET]     (default spirv: lavapipe, Mesa's Vulkan on the CPU)
+#
+# Every program runs with the Vulkan validation layer on
+# (VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation) and RLX_VK_DEBUG=1, and a
+# `rlx_vk: validation:` line anywhere in its output fails its check. Checks:
+#   1. the per-kernel differential cases (tests/gpu/cases.py): each built for
+#      c and for TARGET, run on the same inputs, the outputs compared under the
+#      case's bound (compare.py);
+#   2. the same cases again with GPU-assisted validation (out-of-bounds
+#      accesses inside kernels, which plain validation misses), the first few;
+#   3. the zoo (build/zoo, exported by tests/zoo/run.sh) and the bundled
+#      example: TARGET against the C target's default build, and against
+#      PyTorch;
+#   4. a model whose kernel would run past lavapipe's loop limit is refused
+#      by the host (RLX_E_DEV_LOOPS) rather than run with its loops cut short.
+# One line per check, then `N passed, N failed`; exit 1 if anything failed.
+# The ONNX node tests for TARGET are tests/conformance/run_gpu.sh.
+source "$(dirname "$0")/../tools/testlib.sh"
+need_rlxc
+T=${1:-spirv}
+export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation RLX_VK_DEBUG=1
+VAL="rlx_vk: validation:"
+GPU_AV_CASES=${GPU_AV_CASES:-6}
+
+# build_run DIR TARGET: builds DIR/model.rlxg (or DIR/model.onnx) for TARGET
+# into DIR/TARGET/model, runs it on DIR/in_K.npy, writes DIR/TARGET/out_K.npy;
+# sets why on failure
+build_run() {
+    local d=$1 t=$2 w=$1/$2 m args=() k=0 out
+    m=$d/model.rlxg
+    [ -f "$m" ] || m=$d/model.onnx
+    rm -rf "$w" && mkdir -p "$w"
+    if ! out=$("$RLXC" "$m" --target "$t" --build -o "$w/model" 2>&1); then
+        why="rlxc --target $t: $(head -n 1 <<<"$out")"
+        return 1
+    fi
+    while [ -e "$d/in_$k.npy" ]; do args+=(-i "$d/in_$k.npy"); k=$((k + 1)); done
+    for ((k = 0; k < ${NOUT:-1}; k++)); do args+=(-o "$w/out_$k.npy"); done
+    if ! out=$(timeout 600 "$w/model" "${args[@]}" 2>&1); then
+        why="$t run: $(grep -v "^$VAL" <<<"$out" | head -n 1)"
+        return 1
+    fi
+    if grep -q "^$VAL" <<<"$out"; then
+        why="$t: $(grep -c "^$VAL" <<<"$out") validation messages: $(grep -m1 "^$VAL" <<<"$out" | cut -c1-200)"
+        return 1
+    fi
+    return 0
+}
+
+# the number of outputs a model declares (its .rlxg outputs, or 1 for ONNX zoo models)
+nouts() {
+    if [ -f "$1/model.rlxg" ]; then $PY -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["outputs"]))' "$1/model.rlxg"
+    else echo 1; fi
+}
+
+# 1 + 2: the differential cases
+C=$TMP/cases
+if ! out=$($PY tests/gpu/cases.py "$C" 2>&1); then
+    fail "cases.py" "$out"
+else
+    n=0
+    while read -r name; do
+        d=$C/$name
+        NOUT=$(nouts "$d")
+        why=
+        if build_run "$d" c && build_run "$d" "$T"; then
+            if msg=$($PY tests/gpu/compare.py "$d/c" "$d/$T" "$d/tol.json" 2>&1); then pass "$T $name: $msg"
+            else fail "$T $name" "$msg"; fi
+        else
+            fail "$T $name" "$why"
+        fi
+        n=$((n + 1))
+        if [ $n -le "$GPU_AV_CASES" ] && [ -x "$d/$T/model" ]; then
+            args=()
+            k=0
+            while [ -e "$d/in_$k.npy" ]; do args+=(-i "$d/in_$k.npy"); k=$((k + 1)); done
+            out=$(VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT timeout 600 "$d/$T/model" "${args[@]}" 2>&1)
+            rc=$?
+            if [ $rc -ne 0 ]; then fail "$T $name (GPU-assisted validation)" "exit $rc: $(head -n 1 <<<"$out")"
+            elif grep -q "^$VAL" <<<"$out"; then fail "$T $name (GPU-assisted validation)" "$(grep -m1 "^$VAL" <<<"$out")"
+            else pass "$T $name (GPU-assisted validation)"; fi
+        fi
+    done <"$C/cases.txt"
+fi
+
+# 3: the zoo and the example
+for name in mlp cnn resnet18 mobilenetv2 transformer lstm; do
+    d=$TMP/zoo/$name
+    z=build/zoo/$name
+    if [ ! -f $z/model.onnx ]; then
+        fail "$T zoo $name" "not exported (run tests/zoo/run.sh first)"
+        continue
+    fi
+    mkdir -p "$d"
+    cp $z/model.onnx $z/in_0.npy "$d/"
+    NOUT=1 why= msg= ref=
+    if build_run "$d" c && build_run "$d" "$T"; then
+        if msg=$($PY tests/gpu/compare.py "$d/c" "$d/$T" /dev/null 2>&1) &&
+            ref=$($PY tests/zoo/compare.py $z/expected_0.npy "$d/$T/out_0.npy" 2>&1); then
+            pass "$T zoo $name: $msg; against PyTorch $ref"
+        else
+            fail "$T zoo $name" "$msg $ref"
+        fi
+    else
+        fail "$T zoo $name" "$why"
+    fi
+done
+d=$TMP/example
+mkdir -p "$d"
+cp examples/shapes.rlxg "$d/model.rlxg"
+cp examples/samples/plus.npy "$d/in_0.npy"
+NOUT=2 why=
+if build_run "$d" c && build_run "$d" "$T"; then
+    if msg=$($PY tests/gpu/compare.py "$d/c" "$d/$T" /dev/null 2>&1); then pass "$T example shapes: $msg"
+    else fail "$T example shapes" "$msg"; fi
+else
+    fail "$T example shapes" "$why"
+fi
+
+# 4: the loop limit. A softmax over one column of 40000 elements runs three
+# passes of 40000 iterations in one invocation (120000 > 65535).
+d=$TMP/loops
+mkdir -p "$d"
+cat >"$d/model.rlxg" <<'JSON'
+{"rlxg": 1, "name": "loops",
+ "inputs": [{"name": "x", "dtype": "f32", "shape": [40000, 2]}],
+ "outputs": [{"name": "y"}],
+ "nodes": [{"name": "sm", "op": "Softmax", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": 0}}]}
+JSON
+$PY -c 'import numpy, sys; numpy.save(sys.argv[1], numpy.ones((40000, 2), numpy.float32))' "$d/in_0.npy"
+if out=$("$RLXC" "$d/model.rlxg" --target "$T" --build -o "$d/model" 2>&1); then
+    out=$("$d/model" -i "$d/in_0.npy" 2>&1)
+    rc=$?
+    if [ $rc -ne 0 ] && grep -q "loop iterations" <<<"$out"; then pass "$T: a kernel past lavapipe's loop limit is refused ($(head -n 1 <<<"$out"))"
+    else fail "$T: a kernel past lavapipe's loop limit is refused" "exit $rc: $(head -n 1 <<<"$out")"; fi
+else
+    fail "$T: the loop-limit model builds" "$(head -n 1 <<<"$out")"
+fi
+finish
