@@ -30,6 +30,7 @@ static const char usage_text[] =
     "       rlxc import MODEL -o OUT.rlxg        convert a model to the .rlxg container\n"
     "       rlxc runtime -o DIR                  build the runtime library (DIR/librlxrt.a) for $CC\n"
     "                                            and $CFLAGS\n"
+    "       rlxc targets                         what each target supports (a Markdown table)\n"
     "\n"
     "options:\n"
     "  -o PATH          output; writes PATH.c, PATH.h and PATH.weights (a trailing .c is dropped)\n"
@@ -418,6 +419,47 @@ static void compile(const Args *a) {
     }
 }
 
+/* rlxc targets: what each target supports, from the descriptors (the
+ * table of docs/targets.md, which scripts/targets_doc.sh regenerates and
+ * tests/integration/cli.sh compares). */
+static void print_targets(void) {
+    static const char *const feat[] = {"f64", "int64", "f16 arithmetic", "subgroups", "CPU threads"};
+    printf("| target | what it emits | arena alignment | features | limits |\n|---|---|---|---|---|\n");
+    for (int t = 0; t < rlx_ntargets; t++) {
+        const RlxTarget *tg = rlx_targets[t];
+        RlxBuf f = {0}, l = {0};
+        for (int i = 0; i < 5; i++)
+            if (tg->features >> i & 1) rlx_buf_printf(&f, "%s%s", f.len ? ", " : "", feat[i]);
+        if (tg->limits.workgroup_size)
+            rlx_buf_printf(&l, "workgroups of %lld, %lld per grid dimension, %lld B shared, %lld B push constants",
+                           (long long)tg->limits.workgroup_size, (long long)tg->limits.groups_per_dim,
+                           (long long)tg->limits.shared_bytes, (long long)tg->limits.push_bytes);
+        printf("| `%s` | %s | %lld | %s | %s |\n", tg->name, tg->doc, (long long)tg->align, f.len ? f.data : "-",
+               l.len ? l.data : "-");
+    }
+    printf("\nOps and the dtypes each target supports for them (legalize's columns; `-`: not supported):\n\n| op |");
+    for (int t = 0; t < rlx_ntargets; t++) printf(" %s |", rlx_targets[t]->name);
+    printf("\n|---|");
+    for (int t = 0; t < rlx_ntargets; t++) printf("---|");
+    printf("\n");
+    for (int op = 0; op < RLX_NOPS; op++) {
+        unsigned any = 0;
+        for (int t = 0; t < rlx_ntargets; t++) any |= rlx_target_op_dtypes(rlx_targets[t], (RlxOp)op);
+        if (!any) continue;
+        printf("| %s |", rlx_ops[op].name);
+        for (int t = 0; t < rlx_ntargets; t++) {
+            unsigned m = rlx_target_op_dtypes(rlx_targets[t], (RlxOp)op);
+            RlxBuf b = {0};
+            if (m == RLX_DT_ANY) rlx_buf_printf(&b, "all");
+            else
+                for (int d = 0; d < RLX_NDTYPES; d++)
+                    if (m >> d & 1) rlx_buf_printf(&b, "%s%s", b.len ? " " : "", rlx_dtype_name(d));
+            printf(" %s |", b.len ? b.data : "-");
+        }
+        printf("\n");
+    }
+}
+
 /* rlxc runtime -o DIR: the runtime library for $CC and $CFLAGS. */
 static void build_runtime(int argc, char **argv) {
     const char *out = NULL;
@@ -443,6 +485,11 @@ int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage_text, stderr);
         return 1;
+    }
+    if (!strcmp(argv[1], "targets")) {
+        print_targets();
+        rlx_arena_free_all();
+        return 0;
     }
     if (!strcmp(argv[1], "runtime")) {
         build_runtime(argc, argv);

@@ -55,6 +55,12 @@ else fail "--help exits 0 with usage" "exit $rc: $out$err"; fi
 run "$RLXC" --version
 if [ $rc -eq 0 ] && grep -Eq '[0-9]+\.[0-9]+' <<<"$out"; then pass "--version exits 0 with a version"
 else fail "--version exits 0 with a version" "exit $rc: $out$err"; fi
+# rlxc targets: the table docs/targets.md carries, from the descriptors.
+run "$RLXC" targets
+if [ $rc -eq 0 ] && grep -q '^| `spirv` |' <<<"$out" && grep -q '^| Conv |' <<<"$out"; then pass "rlxc targets prints the targets and ops"
+else fail "rlxc targets prints the targets and ops" "exit $rc: $err"; fi
+if bash "$(dirname "$0")/../../scripts/targets_doc.sh" --check "$RLXC" 2>"$TMP/stderr"; then pass "docs/targets.md matches rlxc targets"
+else fail "docs/targets.md matches rlxc targets" "$(cat "$TMP/stderr")"; fi
 run "$RLXC"
 if [ $rc -eq 1 ] && grep -qi usage <<<"$err"; then pass "no arguments: exit 1 with usage on stderr"
 else fail "no arguments: exit 1 with usage on stderr" "exit $rc; stderr: $err"; fi
