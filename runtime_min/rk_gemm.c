@@ -26,11 +26,14 @@
  * tiles, pre-packed and packed-here operands, and any thread split (which
  * only cuts along MR/NR-aligned tile boundaries) give identical bits.
  *
- * Two micro-kernels, chosen at compile time: AVX2+FMA intrinsics (6 x 16, 12
+ * The micro-kernels, chosen at compile time: AVX2+FMA intrinsics (6 x 16, 12
  * accumulators; with AVX-512F, tiles of up to 12 x 32 or 18 x 16 over
- * several A and B micro-panels) when the compiler targets them, else plain C
- * that compilers auto-vectorize. Both use the same MR/NR so the packed
- * layout never depends on compiler flags. For few rows and untransposed B,
+ * several A and B micro-panels) when the compiler targets them; on AArch64,
+ * NEON intrinsics (6 x 16, 24 accumulators of 4 floats, with NEON packing
+ * transposes and epilogue); else plain C that compilers auto-vectorize. All
+ * use the same MR/NR so the packed layout never depends on compiler flags or
+ * on the machine (weights packed by rlxc on x86 run as they are on ARM).
+ * rk_sgemm_kernel() names the one a build holds. For few rows and untransposed B,
  * B is read in place (packing it would cost as much as the product); only
  * its ragged last columns are packed.
  *
@@ -58,6 +61,14 @@
 #define RK_GEMM_AVX2 1
 #else
 #define RK_GEMM_AVX2 0
+#endif
+
+/* AArch64 (Advanced SIMD is part of the base architecture there) */
+#if !RK_GEMM_AVX2 && defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#define RK_GEMM_NEON 1
+#else
+#define RK_GEMM_NEON 0
 #endif
 
 #if defined(__GNUC__)
@@ -164,6 +175,29 @@ static void pack_rows_to_columns(int64_t rows, int width, int64_t kc, const floa
             for (int p = 0; p < 8; p++) {
                 _mm256_storeu_ps(dst + (p0 + p) * NR, lo[p]);
                 _mm256_storeu_ps(dst + (p0 + p) * NR + 8, hi[p]);
+            }
+        }
+    }
+#elif RK_GEMM_NEON
+    if (rows == width && width == MR) {
+        /* 4 k at a time: rows 0-3 by a 4 x 4 transpose, rows 4-5 zipped
+         * into pairs */
+        for (; p0 + 4 <= kc; p0 += 4) {
+            const float *s = src + p0;
+            float32x4_t r0 = vld1q_f32(s), r1 = vld1q_f32(s + ld), r2 = vld1q_f32(s + 2 * ld);
+            float32x4_t r3 = vld1q_f32(s + 3 * ld), r4 = vld1q_f32(s + 4 * ld), r5 = vld1q_f32(s + 5 * ld);
+            float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
+            float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
+            float32x4_t col[4] = {
+                vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))),
+                vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))),
+                vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))),
+                vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)))};
+            float32x4_t lo45 = vzip1q_f32(r4, r5), hi45 = vzip2q_f32(r4, r5);
+            float32x2_t pair[4] = {vget_low_f32(lo45), vget_high_f32(lo45), vget_low_f32(hi45), vget_high_f32(hi45)};
+            for (int p = 0; p < 4; p++) {
+                vst1q_f32(dst + (p0 + p) * MR, col[p]);
+                vst1_f32(dst + (p0 + p) * MR + 4, pair[p]);
             }
         }
     }
@@ -310,6 +344,20 @@ static ep_mask ep_mask_for(int64_t n) { return n >= 8; }
 #define EP_CLIP(x, lo, hi)                                                                  \
     _mm256_blendv_ps(_mm256_blendv_ps(x, hi, _mm256_cmp_ps(x, hi, _CMP_GT_OQ)), lo,         \
                      _mm256_cmp_ps(x, lo, _CMP_LT_OQ))
+#elif RK_GEMM_NEON
+/* whole 4-float vectors, scalar tail; relu clears the lanes where x <= 0
+ * (false for NaN, which stays; -0 becomes +0), clip selects on ordered
+ * compares like the scalar form */
+#define EP_VEC 4
+typedef float32x4_t ep_vec;
+typedef int ep_mask;
+static ep_mask ep_mask_for(int64_t n) { return n >= 4; }
+#define EP_LOAD(m, p) ((void)(m), vld1q_f32(p))
+#define EP_STORE(m, p, v) ((void)(m), vst1q_f32(p, v))
+#define EP_ADD(x, y) vaddq_f32(x, y)
+#define EP_SET1(x) vdupq_n_f32(x)
+#define EP_RELU(x) vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(x), vcleq_f32(x, vdupq_n_f32(0.0f))))
+#define EP_CLIP(x, lo, hi) vbslq_f32(vcltq_f32(x, lo), lo, vbslq_f32(vcgtq_f32(x, hi), hi, x))
 #endif
 
 /* C[i0.., j0..] (rows x cols at c), global row i0 and column j0. */
@@ -743,6 +791,79 @@ static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const flo
 }
 #undef RK_KERNEL_CASE
 
+#elif RK_GEMM_NEON
+
+#define RK_HAVE_TALL 0
+
+/* A 6 x 16 tile in 24 accumulators (of AArch64's 32 vector registers), the
+ * k step's four B vectors and its six A values in two more (used by lane):
+ * 24 fmas per 4 + 2 loads. Every row is computed (the A panel's padding
+ * rows are 0) and `rows` of them stored; nv (1 or 2 halves of 8 columns,
+ * a constant after inlining) limits the B loads to the panel's columns.
+ * Like the other kernels: fma in k order in one lane, then alpha *, then
+ * + beta * C as one fma. The epilogue runs on the stored tile. */
+RK_INLINE void kernel_neon(int nv, int rows, int64_t kc, const float *a, const float *b, int64_t brs, float *c,
+                           int64_t ldc, float alpha, float beta, int read_c) {
+    float32x4_t z = vdupq_n_f32(0.0f);
+    float32x4_t c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z, c12 = z, c13 = z;
+    float32x4_t c20 = z, c21 = z, c22 = z, c23 = z, c30 = z, c31 = z, c32 = z, c33 = z;
+    float32x4_t c40 = z, c41 = z, c42 = z, c43 = z, c50 = z, c51 = z, c52 = z, c53 = z;
+    for (int64_t p = 0; p < kc; p++) {
+        float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4);
+        float32x4_t b2 = nv > 1 ? vld1q_f32(b + 8) : z, b3 = nv > 1 ? vld1q_f32(b + 12) : z;
+        float32x4_t a0 = vld1q_f32(a);
+        float32x2_t a1 = vld1_f32(a + 4);
+#define RK_NROW(i, fma, av, lane)                          \
+        c##i##0 = fma(c##i##0, b0, av, lane);              \
+        c##i##1 = fma(c##i##1, b1, av, lane);              \
+        if (nv > 1) {                                      \
+            c##i##2 = fma(c##i##2, b2, av, lane);          \
+            c##i##3 = fma(c##i##3, b3, av, lane);          \
+        }
+        RK_NROW(0, vfmaq_laneq_f32, a0, 0)
+        RK_NROW(1, vfmaq_laneq_f32, a0, 1)
+        RK_NROW(2, vfmaq_laneq_f32, a0, 2)
+        RK_NROW(3, vfmaq_laneq_f32, a0, 3)
+        RK_NROW(4, vfmaq_lane_f32, a1, 0)
+        RK_NROW(5, vfmaq_lane_f32, a1, 1)
+#undef RK_NROW
+        a += MR;
+        b += brs;
+    }
+    float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(read_c ? beta : 0.0f);
+#define RK_NSTORE1(ci, acc)                                    \
+    {                                                          \
+        float32x4_t r = vmulq_f32(va, acc);                    \
+        if (read_c) r = vfmaq_f32(r, vb, vld1q_f32(ci));       \
+        vst1q_f32(ci, r);                                      \
+    }
+#define RK_NSTORE(i)                                           \
+    if (rows > i) {                                            \
+        float *ci = c + i * ldc;                               \
+        RK_NSTORE1(ci, c##i##0)                                \
+        RK_NSTORE1(ci + 4, c##i##1)                            \
+        if (nv > 1) {                                          \
+            RK_NSTORE1(ci + 8, c##i##2)                        \
+            RK_NSTORE1(ci + 12, c##i##3)                       \
+        }                                                      \
+    }
+    RK_NSTORE(0)
+    RK_NSTORE(1)
+    RK_NSTORE(2)
+    RK_NSTORE(3)
+    RK_NSTORE(4)
+    RK_NSTORE(5)
+#undef RK_NSTORE
+#undef RK_NSTORE1
+}
+
+static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const float *b, int64_t brs, float *c,
+                         int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
+    (void)ep;   /* never given here: the caller applies the epilogue on the stored tile */
+    if (nv > 1) kernel_neon(2, rows, kc, a, b, brs, c, ldc, alpha, beta, read_c);
+    else kernel_neon(1, rows, kc, a, b, brs, c, ldc, alpha, beta, read_c);
+}
+
 #else /* portable C */
 
 #define RK_HAVE_TALL 0
@@ -824,6 +945,18 @@ static void micro_kernel(int rows, int nv, int64_t kc, const float *a, const flo
 #ifndef RK_HAVE_WIDE
 #define RK_HAVE_WIDE 0
 #endif
+
+const char *rk_sgemm_kernel(void) {
+#if RK_HAVE_WIDE
+    return "avx512 12x32";
+#elif RK_GEMM_AVX2
+    return "avx2 6x16";
+#elif RK_GEMM_NEON
+    return "neon 6x16";
+#else
+    return "portable 6x16";
+#endif
+}
 
 static int has_epilogue(const rk_sgemm_args *g) { return g->bias || g->res || g->act != RS_ACT_NONE; }
 

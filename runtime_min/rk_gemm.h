@@ -78,6 +78,12 @@ typedef struct {
     float act_a, act_b;
 } rk_sgemm_args;
 
+/* The micro-kernel this build of rk_gemm.c holds: "avx512 12x32",
+ * "avx2 6x16", "neon 6x16" or "portable 6x16" (tests check it is the one
+ * they mean to run). In x86's dispatching library each variant has its own
+ * (rk_isa.h); rlx_isa_name() tells which variant runs. */
+const char *rk_sgemm_kernel(void);
+
 /* Bytes of scratch one thread needs for an M x N x K product. */
 size_t rk_sgemm_scratch_size(int64_t m, int64_t n, int64_t k);
 

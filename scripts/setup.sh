@@ -15,6 +15,7 @@ libonnx-dev libprotobuf-c-dev protobuf-c-compiler libonnx-testdata
 python3-onnx python3-torch python3-torchvision
 libshaderc-dev glslang-dev glslc spirv-tools
 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 "
 
 missing=()

@@ -77,6 +77,9 @@ CLASSES = ["pass", "wrong result", "runtime error", "build failure", "unsupporte
 
 CC = os.environ.get("CC", "cc").split()
 CFLAGS = ["-O1", "-std=c99"]
+# what runs a built model binary (tests/cross/run.py sets an emulator here,
+# and CC, WORK to its own)
+EXEC = []
 
 
 def op_under_test(name, model, data):
@@ -320,7 +323,7 @@ def _check_built(rc, out, tdir, model, w, rtlib, input_names, frozen):
     outs = [os.path.join(w, "out_%d.npy" % i) for i in range(len(want))]
     for p in outs:
         argv += ["-o", p]
-    rc, out = run(argv, env=dict(os.environ, **TARGET_ENV.get(TARGET, {})))
+    rc, out = run(EXEC + argv, env=dict(os.environ, **TARGET_ENV.get(TARGET, {})))
     if VALIDATION_MARK in out:
         msgs = [l for l in out.splitlines() if VALIDATION_MARK in l]
         return "runtime error", "%d validation messages: %s" % (len(msgs), msgs[0][:200])
