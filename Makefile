@@ -28,7 +28,7 @@ RT_HDRS  = $(wildcard runtime_min/*.h runtime_min/*.def)
 HDRS     = $(wildcard lib/*.h lib/*.def lib/*/*.h cmd/rlxc/*.h) $(RT_HDRS)
 
 LIB_OBJS = $(LIB_SRCS:%.c=$(B)/obj/%.o) $(RT_ALL:%.c=$(B)/obj/%.o)
-DRIVER_OBJS = $(B)/obj/cmd/rlxc/main.o $(B)/obj/cmd/rlxc/build.o
+DRIVER_OBJS = $(B)/obj/cmd/rlxc/main.o $(B)/obj/cmd/rlxc/build.o $(B)/obj/cmd/rlxc/check.o
 
 all: $(B)/rlxc $(B)/librlxrt.a $(B)/rlxc.1
 

@@ -368,6 +368,8 @@ typedef struct {
     uint64_t hash;               /* the model hash (rlx_weights_image) */
     int nthreads;                /* default thread count of the model */
     int blas;                    /* --blas openblas: the runtime must be built with RLX_BLAS_OPENBLAS */
+    int embed_weights;           /* --embed-weights: NAME.h declares NAME_weights (NAME_weights.c) */
+    int dump_values;             /* debug (rlxc check): every value passed to rlx_dump_value after its thunk */
 } RlxCOptions;
 void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl,
                    const RlxCOptions *opt, RlxBuf *c_out, RlxBuf *h_out);

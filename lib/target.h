@@ -90,6 +90,8 @@ typedef struct {
     RlxOutFile *files;
     int *nfiles;
     void *selected;              /* what the target's select returned */
+    int embed_weights;           /* --embed-weights: the weights as a source file the program links */
+    int dump_values;             /* --dump-values (rlxc check): every value passed to rlx_dump_value */
 } RlxEmitJob;
 
 typedef struct RlxTarget {

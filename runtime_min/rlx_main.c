@@ -1,6 +1,6 @@
 /* rlx_main.c - the command-line harness that --emit-main and --build link in.
  *
- *   MODEL [--weights PATH] [-i IN.npy]... [-o OUT.npy]... [--bench N] [--threads N]
+ *   MODEL [--weights PATH] [-i IN.npy]... [-o OUT.npy]... [--bench N] [--threads N] [--dump DIR]
  *
  * Inputs and outputs are .npy files in the model's declaration order; an
  * input must have the declared dtype and shape exactly (no silent
@@ -9,7 +9,11 @@
  * `bench: runs=N median_ms=X min_ms=Y WHAT`, WHAT naming what ran the
  * kernels: isa=NAME on the C target (the instruction set, rlx_isa_name),
  * device=NAME on a GPU target. The default weights file is
- * argv[0] followed by ".weights". Errors print one line and return 1.
+ * argv[0] followed by ".weights", or, for a model built with rlxc
+ * --embed-weights, the image linked into the program. Errors print one line
+ * and return 1. --dump DIR (for a model compiled with rlxc's --dump-values,
+ * as rlxc check does) writes every value of the first run into DIR as
+ * rlx_dump_value says.
  */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L
@@ -75,8 +79,44 @@ static void print_tensor(const rlx_tensor_info *t, const void *p) {
 }
 
 static int usage(const char *prog) {
-    fprintf(stderr, "usage: %s [--weights PATH] [-i IN.npy]... [-o OUT.npy]... [--bench N] [--threads N]\n", prog);
+    fprintf(stderr, "usage: %s [--weights PATH] [-i IN.npy]... [-o OUT.npy]... [--bench N] [--threads N] [--dump DIR]\n",
+            prog);
     return 1;
+}
+
+static const void *embedded_weights;   /* rlx_main_embedded's image */
+static size_t embedded_len;
+
+int rlx_main_embedded(int argc, char **argv, const rlx_model_api *api, const void *weights, size_t len) {
+    embedded_weights = weights;
+    embedded_len = len;
+    return rlx_main(argc, argv, api);
+}
+
+static const char *dump_dir;   /* --dump DIR, during the first run */
+static FILE *dump_index;
+static int dump_step;
+
+/* A name on one line of index.tsv. */
+static void put_field(FILE *f, const char *s) {
+    for (; *s; s++) fputc(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s, f);
+    fputc('\t', f);
+}
+
+int rlx_dump_value(const char *value, const char *node, const char *op, int dtype, int rank, const int64_t *dims,
+                   const void *data) {
+    if (!dump_dir) return RLX_OK;
+    char file[32], path[4096];
+    snprintf(file, sizeof file, "v%05d.npy", dump_step);
+    if (snprintf(path, sizeof path, "%s/%s", dump_dir, file) >= (int)sizeof path) return RLX_E_ARG;
+    int st = rlx_npy_write(path, dtype, rank, dims, data);
+    if (st) return st;
+    fprintf(dump_index, "%d\t", dump_step++);
+    put_field(dump_index, value);
+    put_field(dump_index, node);
+    put_field(dump_index, op);
+    fprintf(dump_index, "%s\n", file);
+    return ferror(dump_index) ? RLX_E_IO : RLX_OK;
 }
 
 static int parse_count(const char *s, long *out) {
@@ -105,6 +145,8 @@ int rlx_main(int argc, char **argv, const rlx_model_api *api) {
         } else if (!strcmp(a, "--threads") && has) {
             if (!parse_count(argv[++i], &threads) || threads > 1024) return usage(prog);
             threads_given = 1;
+        } else if (!strcmp(a, "--dump") && has) {
+            dump_dir = argv[++i];
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(prog);
             return 0;
@@ -138,7 +180,13 @@ int rlx_main(int argc, char **argv, const rlx_model_api *api) {
         fprintf(stderr, "%s: cannot start %ld threads: %s\n", prog, threads, rlx_status_str(st));
         goto done;
     }
-    if (!weights) {
+    if (!weights && embedded_weights) {
+        st = rlx_load_weights_buffer(m, embedded_weights, embedded_len);
+        if (st) {
+            fprintf(stderr, "%s: the embedded weights: %s\n", prog, rlx_status_str(st));
+            goto done;
+        }
+    } else if (!weights) {
         size_t n = strlen(prog);
         wpath = malloc(n + 9);
         if (!wpath) goto done;
@@ -146,8 +194,7 @@ int rlx_main(int argc, char **argv, const rlx_model_api *api) {
         memcpy(wpath + n, ".weights", 9);
         weights = wpath;
     }
-    st = api->load_weights(m, weights);
-    if (st) {
+    if (weights && (st = api->load_weights(m, weights))) {
         fprintf(stderr, "%s: %s: %s\n", prog, weights, rlx_status_str(st));
         goto done;
     }
@@ -177,7 +224,19 @@ int rlx_main(int argc, char **argv, const rlx_model_api *api) {
             goto done;
         }
     }
+    int dumping = dump_dir != NULL;
+    if (dump_dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/index.tsv", dump_dir);
+        if (!(dump_index = fopen(path, "w"))) {
+            fprintf(stderr, "%s: --dump: cannot write %s\n", prog, path);
+            goto done;
+        }
+    }
     st = api->run(m, (const void *const *)in_data, out_data);
+    if (dump_index && fclose(dump_index) && !st) st = RLX_E_IO;
+    dump_index = NULL;
+    dump_dir = NULL;   /* the first run only */
     if (st) {
         fprintf(stderr, "%s: run failed: %s\n", prog, rlx_status_str(st));
         goto done;
@@ -210,7 +269,7 @@ int rlx_main(int argc, char **argv, const rlx_model_api *api) {
                 fprintf(stderr, "%s: %s: %s\n", prog, outs[i], rlx_status_str(st));
                 goto done;
             }
-        } else if (!bench) {
+        } else if (!bench && !dumping) {   /* rlxc check reads the dump, not stdout */
             print_tensor(t, out_data[i]);
         }
     }

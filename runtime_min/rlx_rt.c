@@ -5,10 +5,17 @@
  * its arena, the kernels' scratch and the worker threads); the weights are
  * read into one aligned buffer when loaded.
  * Nothing here prints or exits: every failure is a status code.
+ *
+ * Built with -DRLX_NO_STDIO (a microcontroller without a filesystem) the
+ * file-reading path is left out: rlx_load_weights_file returns RLX_E_NOFILE
+ * and never touches <stdio.h>, so weights come from a buffer only (rlxc
+ * --embed-weights writes one as a const array; see docs/edge.md).
  */
 #include "rlx_rt.h"
 
+#ifndef RLX_NO_STDIO
 #include <stdio.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +185,9 @@ int rlx_load_weights_buffer(rlx_model *m, const void *buf, size_t len) {
 
 int rlx_load_weights_file(rlx_model *m, const char *path) {
     if (!m || !path) return RLX_E_ARG;
+#ifdef RLX_NO_STDIO
+    return RLX_E_NOFILE;   /* no files in this build: rlx_load_weights_buffer */
+#else
     FILE *f = fopen(path, "rb");
     if (!f) return RLX_E_NOFILE;
     uint8_t hdr[RLX_WEIGHTS_HEADER];
@@ -210,6 +220,7 @@ int rlx_load_weights_file(rlx_model *m, const char *path) {
     m->weights = w;
     m->weights_alloc = base;
     return RLX_OK;
+#endif
 }
 
 /* ---- half precision ---- */

@@ -229,7 +229,8 @@ int rlx_model_new(const rlx_model_info *info, rlx_model **out);
 /* Changes the thread count (reallocates scratch and threads); not while running. */
 int rlx_model_set_threads(rlx_model *m, int nthreads);
 void rlx_model_free(rlx_model *m);
-/* Reads and validates a weights file; on failure the model keeps no weights. */
+/* Reads and validates a weights file; on failure the model keeps no weights.
+ * Built with RLX_NO_STDIO: always RLX_E_NOFILE (no file I/O at all). */
 int rlx_load_weights_file(rlx_model *m, const char *path);
 /* Uses `buf` (a whole weights file image of `len` bytes) in place if its data
  * section is RLX_ALIGN-aligned, else copies it. The caller keeps `buf` alive. */
@@ -284,6 +285,15 @@ typedef struct {
     const char *(*describe)(const rlx_model *m);
 } rlx_model_api;
 int rlx_main(int argc, char **argv, const rlx_model_api *api);
+/* The same for a C model built with rlxc --embed-weights: the weights image
+ * linked into the program (len bytes) is used unless --weights PATH is given. */
+int rlx_main_embedded(int argc, char **argv, const rlx_model_api *api, const void *weights, size_t len);
+/* Debug builds of rlxc check (rlxc's dump_values): generated code passes
+ * each value here right after the thunk that wrote it; the harness's --dump
+ * DIR writes it as DIR/vNNNNN.npy with a line in DIR/index.tsv (step, value,
+ * node, op, file); without --dump it does nothing. */
+int rlx_dump_value(const char *value, const char *node, const char *op, int dtype, int rank, const int64_t *dims,
+                   const void *data);
 /* describe for the C target: "isa=avx512" */
 const char *rlx_describe_cpu(const rlx_model *m);
 

@@ -742,7 +742,8 @@ static void report_sizes(const char *exe, const char *map, const char *model_obj
 
 /* ---- the executable ---- */
 
-void rlxc_build_executable(const char *base, const char *exe, int blas, const char *target_libs, RlxBuf *report) {
+void rlxc_build_executable(const char *base, const char *exe, int blas, const char *target_libs, const char *extra,
+                           RlxBuf *report) {
     Toolchain t;
     toolchain_init(&t, getenv("CC"), getenv("CFLAGS"), blas);
     const char *lib;
@@ -775,6 +776,14 @@ void rlxc_build_executable(const char *base, const char *exe, int blas, const ch
     argv[n] = NULL;
     int st = rlxc_run(argv);
     if (st != 0) rlx_error("%s.c: the C compiler (%s) failed with status %d", base, t.cc[0], st);
+    const char *extra_obj = NULL;
+    if (extra) {   /* the same command for the --embed-weights array */
+        extra_obj = rlx_fmt("%s.tmp%ld.w.o", exe, (long)getpid());
+        rlxc_add_temp(extra_obj);
+        argv[n - 3] = (char *)extra;
+        argv[n - 1] = (char *)extra_obj;
+        if ((st = rlxc_run(argv)) != 0) rlx_error("%s: the C compiler (%s) failed with status %d", extra, t.cc[0], st);
+    }
 
     /* the link: the model, then the library; only the sections it reaches */
     n = 0;
@@ -782,6 +791,7 @@ void rlxc_build_executable(const char *base, const char *exe, int blas, const ch
     for (int i = 0; i < t.nmodel; i++) argv[n++] = t.model[i];
     for (int i = 0; i < nld; i++) argv[n++] = ldflags[i];
     argv[n++] = (char *)obj;
+    if (extra_obj) argv[n++] = (char *)extra_obj;
     argv[n++] = (char *)lib;
     if (tr.gnu) argv[n++] = "-Wl,--gc-sections";
     if (tr.gnu && report) argv[n++] = rlx_fmt("-Wl,-Map=%s", map);
@@ -806,4 +816,5 @@ void rlxc_build_executable(const char *base, const char *exe, int blas, const ch
         unlink(map);
     }
     unlink(obj);
+    if (extra_obj) unlink(extra_obj);
 }

@@ -5,7 +5,8 @@
  * output is built in memory first; only when all passes succeeded are the
  * files written, each to a temporary name and then renamed into place, so a
  * failed compile leaves nothing behind. A user error anywhere longjmps back
- * here (rlx_try), prints its one line and exits 1.
+ * here (rlx_try), prints its one line and exits 1. `rlxc check` is in
+ * check.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +32,8 @@ static const char usage_text[] =
     "       rlxc runtime -o DIR                  build the runtime library (DIR/librlxrt.a) for $CC\n"
     "                                            and $CFLAGS\n"
     "       rlxc targets                         what each target supports (a Markdown table)\n"
+    "       rlxc check MODEL -i IN.npy ...       find the first layer that differs from the reference\n"
+    "                                            (rlxc check --help)\n"
     "\n"
     "options:\n"
     "  -o PATH          output; writes PATH.c, PATH.h and PATH.weights (a trailing .c is dropped)\n"
@@ -40,6 +43,10 @@ static const char usage_text[] =
     "                   $CFLAGS (default -O2) and link the runtime library that matches them\n"
     "                   (see ENVIRONMENT)\n"
     "  --emit-main      add a main() that reads inputs from .npy files and writes outputs as .npy\n"
+    "  --embed-weights  write the weights as PATH_weights.c (a const, 64-byte aligned array\n"
+    "                   NAME_weights, for NAME_load_weights_buffer) instead of PATH.weights\n"
+    "  --dump-values    (debug, for rlxc check) the --emit-main program's --dump DIR writes every\n"
+    "                   value right after the kernel that computed it\n"
     "  --dim NAME=VALUE\n"
     "                   give the symbolic input dimension NAME (ONNX dim_param) the size VALUE;\n"
     "                   repeat for each one\n"
@@ -87,6 +94,8 @@ typedef struct {
     int no_opt;                  /* -O0: no pattern, epilogue or elementwise fusion, no prepacking */
     int blas;                    /* --blas openblas */
     int no_winograd;             /* --no-winograd */
+    int embed_weights;           /* --embed-weights */
+    int dump_values;             /* --dump-values */
     int ndims;                   /* --dim NAME=VALUE bindings */
     const char **dim_names;
     int64_t *dim_values;
@@ -310,6 +319,8 @@ static int parse_args(int argc, char **argv, Args *a) {
         else if (!strcmp(s, "--threads") && has) a->threads = parse_threads(argv[++i]);
         else if (!strcmp(s, "--arena-limit") && has) a->arena_limit = parse_bytes(argv[++i]);
         else if (!strcmp(s, "--emit-main")) a->emit_main = 1;
+        else if (!strcmp(s, "--embed-weights")) a->embed_weights = 1;
+        else if (!strcmp(s, "--dump-values")) a->dump_values = 1;
         else if (!strcmp(s, "-v")) a->verbose = 1;
         else if (!strcmp(s, "-O0")) a->no_opt = 1;
         else if (!strcmp(s, "--no-winograd")) a->no_winograd = 1;
@@ -388,7 +399,7 @@ static void compile(const Args *a) {
     memset(files, 0, sizeof files);
     int nfiles = 0;
     RlxEmitJob job = {g, plan, tl, name, rlx_fmt("%s.h", base_name(base)), a->emit_main || a->build, a->threads,
-                      a->blas, files, &nfiles, selected};
+                      a->blas, files, &nfiles, selected, a->embed_weights, a->dump_values};
     tg->emit(&job);
     pass_done("codegen");
 
@@ -407,7 +418,8 @@ static void compile(const Args *a) {
         /* the sources are in place; a failed build removes them again */
         for (int i = 0; i < nfiles; i++) rlxc_add_temp(finals[i]);
         rlx_buf_printf(&txt, "\n");
-        rlxc_build_executable(base, base, a->blas, tg->build_libs, a->report ? &txt : NULL);
+        rlxc_build_executable(base, base, a->blas, tg->build_libs, a->embed_weights ? rlx_fmt("%s_weights.c", base) : NULL,
+                              a->report ? &txt : NULL);
         rlxc_keep_temps();
         pass_done("build");
     }
@@ -495,6 +507,11 @@ int main(int argc, char **argv) {
         build_runtime(argc, argv);
         rlx_arena_free_all();
         return 0;
+    }
+    if (!strcmp(argv[1], "check")) {
+        int rc = rlxc_check(argc - 1, argv + 1);
+        rlx_arena_free_all();
+        return rc;
     }
     Args a;
     parse_args(argc, argv, &a);

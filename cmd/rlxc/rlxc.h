@@ -2,7 +2,8 @@
  *
  * main.c parses the command line, runs the pass pipeline and writes the
  * sources; build.c finds or builds the runtime library and compiles a
- * model's executable against it. Files the driver writes go through
+ * model's executable against it; check.c is `rlxc check`, which runs rlxc
+ * itself and the programs it built. Files the driver writes go through
  * temporary names registered here, so that a user error anywhere removes
  * them again (rlxc_remove_temps, called by main's error handler).
  */
@@ -44,9 +45,15 @@ const char *rlxc_isa_flags(const char *isa);
 
 /* Compiles BASE.c (which includes BASE.h) into the executable EXE with $CC
  * and $CFLAGS, linked with the matching runtime library and the target's
- * libraries (target.h: build_libs, e.g. -ldl). With report set,
- * also prints the executable's code size split by part to stdout and
- * appends it to report (an RlxBuf of the --report text). */
-void rlxc_build_executable(const char *base, const char *exe, int blas, const char *target_libs, RlxBuf *report);
+ * libraries (target.h: build_libs, e.g. -ldl); extra, if not NULL, is one
+ * more source compiled the same way (the --embed-weights array). With
+ * report set, also prints the executable's code size split by part to
+ * stdout and appends it to report (an RlxBuf of the --report text). */
+void rlxc_build_executable(const char *base, const char *exe, int blas, const char *target_libs, const char *extra,
+                           RlxBuf *report);
+
+/* ---- rlxc check (check.c) ---- */
+/* rlxc check ARGS... (argv[0] is "check"); the exit status. */
+int rlxc_check(int argc, char **argv);
 
 #endif

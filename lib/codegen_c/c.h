@@ -13,7 +13,8 @@ int rlx_c_conv_uses_gemm(const RlxGraph *g, int node);
 void rlx_c_emit(const RlxEmitJob *job);                                  /* emit_c.c */
 /* emit_c.c, for every target's printer: the API header OUT.h, and the
  * tensor tables with NAME_info. */
-void rlx_emit_model_header(const RlxGraph *g, const RlxPlan *plan, const char *name, int emit_main, RlxBuf *h);
+void rlx_emit_model_header(const RlxGraph *g, const RlxPlan *plan, const char *name, int emit_main, int embed_weights,
+                           RlxBuf *h);
 void rlx_emit_model_info(const RlxGraph *g, const RlxPlan *plan, const char *name, uint64_t hash, int64_t scratch,
                          int nthreads, RlxBuf *c);
 /* A comment-safe copy of a name from the model file. */

@@ -47,7 +47,7 @@ static void spirv_emit(const RlxEmitJob *job) {
     *job->nfiles = 4;
     uint64_t hash;
     rlx_weights_image(g, plan, &f[3].data, &hash);
-    rlx_emit_model_header(g, plan, N, job->emit_main, &f[1].data);
+    rlx_emit_model_header(g, plan, N, job->emit_main, 0, &f[1].data);   /* its weights stay a file */
 
     /* OUT.comp: the kernels, each a compute shader of its own */
     RlxBuf *k = &f[2].data;
