@@ -126,10 +126,15 @@ int rlx_model_new(const rlx_model_info *info, rlx_model **out) {
     return RLX_OK;
 }
 
+/* without snprintf: the core needs no <stdio.h> (RLX_NO_STDIO) */
 const char *rlx_describe_cpu(const rlx_model *m) {
-    static char buf[32];
+    static char buf[32] = "isa=";
     (void)m;
-    snprintf(buf, sizeof buf, "isa=%s", rlx_isa_name());
+    const char *name = rlx_isa_name();
+    size_t n = strlen(name);
+    if (n > sizeof buf - 5) n = sizeof buf - 5;
+    memcpy(buf + 4, name, n);
+    buf[4 + n] = 0;
     return buf;
 }
 
