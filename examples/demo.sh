@@ -1,13 +1,17 @@
 #!/bin/bash
-# demo.sh - compiles the bundled example model and runs it on the bundled images.
+# demo.sh - compiles the bundled digits model and classifies held-out images.
 #
-# examples/shapes.rlxg is a tiny CNN (made by make_example.py) that tells six
-# stroke patterns in 8x8 images apart. This script builds it with
-# `rlxc --build` into build/demo/shapes (plus shapes.weights) and runs the
-# binary on each examples/samples/*.npy. With /usr/bin/python3 and numpy it
-# writes the outputs as .npy and show.py draws the image and names the class;
-# without them the binary prints its outputs itself and the class number is
-# looked up here.
+# examples/digits/model.onnx is a small CNN trained on the 8x8 handwritten
+# digits of python3-sklearn (examples/digits/train.py; its outputs are
+# committed, so nothing is trained here). This script builds it twice with
+# `rlxc --build` into build/demo/: for one image (--dim batch=1) and for the
+# whole held-out split (--dim batch=450, examples/digits/heldout_pixels.npy,
+# uint8 pixels fed as they are). It draws a few held-out images (the first
+# five and the first that PyTorch misreads) with the digit the compiled
+# model reads in each (examples/digits/show.py), then
+# prints the accuracy on the whole held-out split next to PyTorch's
+# (torch_accuracy.txt, from the same images). Needs /usr/bin/python3 with
+# numpy (scripts/setup.sh installs it) to cut images and count.
 #
 #   examples/demo.sh [RLXC]      (default build/rlxc; `make demo` runs this)
 set -eu
@@ -15,27 +19,27 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 rlxc=${1:-$root/build/rlxc}
 out=${DEMO_DIR:-$root/build/demo}
-classes=("horizontal bar" "vertical bar" "diagonal \\" "diagonal /" "box" "plus")
+d=$here/digits
+py=/usr/bin/python3
+show="$py $d/show.py"
 
+if ! $py -c 'import numpy' 2>/dev/null; then
+    echo "demo: needs /usr/bin/python3 with numpy (bash scripts/setup.sh)" >&2
+    exit 1
+fi
 mkdir -p "$out"
-"$rlxc" "$here/shapes.rlxg" --build -o "$out/shapes"
-echo "compiled examples/shapes.rlxg -> $out/shapes (weights in $out/shapes.weights)"
+n=$($py -c 'import numpy, sys; print(len(numpy.load(sys.argv[1])))' "$d/heldout_pixels.npy")
+"$rlxc" "$d/model.onnx" --dim batch=1 --build -o "$out/digits"
+"$rlxc" "$d/model.onnx" --dim batch="$n" --build -o "$out/digits_all"
+echo "compiled examples/digits/model.onnx -> $out/digits (one image) and $out/digits_all ($n images)"
 
-have_numpy=0
-if [ -z "${DEMO_NO_PYTHON:-}" ] && /usr/bin/python3 -c 'import numpy' 2> /dev/null; then have_numpy=1; fi
-
-for img in "$here"/samples/*.npy; do
-    echo "input: samples/$(basename "$img") (8x8 image)"
-    if [ $have_numpy = 1 ]; then
-        "$out/shapes" -i "$img" -o "$out/class.npy" -o "$out/probs.npy"
-        /usr/bin/python3 "$here/show.py" "$img" "$out/class.npy" "$out/probs.npy"
-    else
-        printed=$("$out/shapes" -i "$img")
-        printf '%s\n' "$printed" | sed 's/^/    /'
-        # the binary prints e.g. "class: i64 [1] = [5]"
-        k=$(printf '%s\n' "$printed" | sed -n 's/^class:.*= *\[\([0-9][0-9]*\).*/\1/p')
-        if [ -n "$k" ] && [ "$k" -lt ${#classes[@]} ]; then
-            echo "    predicted class $k: ${classes[$k]}"
-        fi
-    fi
+# a few held-out images: the first five, and one PyTorch misreads
+$show samples "$d/heldout_labels.npy" "$d/torch_digits.npy" | while read -r k label; do
+    echo "held-out image $k:"
+    $show pick "$d/heldout_pixels.npy" "$k" "$out/image.npy"
+    "$out/digits" -i "$out/image.npy" -o "$out/probs.npy" -o "$out/digit.npy"
+    $show draw "$out/image.npy" "$out/probs.npy" "$out/digit.npy" "$label"
 done
+
+"$out/digits_all" -i "$d/heldout_pixels.npy" -o "$out/all_probs.npy" -o "$out/all_digits.npy"
+$show accuracy "$out/all_digits.npy" "$d/heldout_labels.npy" "$d/torch_digits.npy" "$d/torch_accuracy.txt"

@@ -15,8 +15,9 @@
 # lands in OUTDIR/obj/. NAME defaults to the model file's name. Run it with
 #   qemu-system-arm -M mps2-an386 -nographic -monitor none -serial none \
 #       -semihosting-config enable=on,target=native -kernel OUTDIR/NAME.elf
-# Environment: RLXC (default build/rlxc), ARM_CC (arm-none-eabi-gcc),
-# BM_CFLAGS (extra compiler flags).
+# Environment: RLXC (default build/rlxc), RLXC_FLAGS (more rlxc options,
+# e.g. --dim batch=1), ARM_CC (arm-none-eabi-gcc), BM_CFLAGS (extra compiler
+# flags).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -29,7 +30,8 @@ cpu="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 cflags="$cpu -Os -std=c99 -Wall -Wextra -Werror -ffunction-sections -fdata-sections -DRLX_NO_THREADS -DRLX_NO_STDIO ${BM_CFLAGS:-}"
 
 mkdir -p "$out/obj"
-"$rlxc" "$model" --embed-weights -n "$name" -o "$out/$name.c"
+# shellcheck disable=SC2086
+"$rlxc" "$model" ${RLXC_FLAGS:-} --embed-weights -n "$name" -o "$out/$name.c"
 /usr/bin/python3 - "$input" "$out/input.c" <<'PY'
 import sys
 import numpy as np

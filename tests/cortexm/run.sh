@@ -27,32 +27,43 @@ fi
 W=build/cortexm
 rm -rf $W && mkdir -p $W
 
-# compare_hex NAME QEMU_OUTPUT X86.npy EXPECTED.npy
+# compare_hex QEMU_OUTPUT X86_0.npy EXPECTED_0.npy [X86_1.npy EXPECTED_1.npy ...]: each
+# outK line against this machine's output K and the reference (a float
+# reference within rtol 1e-3 / atol 1e-4, any other exactly; - for none)
 compare_hex() {
     $PY - "$@" <<'PY'
 import re, sys
 import numpy as np
-name, text, x86, want = sys.argv[1], open(sys.argv[2]).read(), np.load(sys.argv[3]), np.load(sys.argv[4])
-m = re.search(r"^out0 ([0-9a-f]*)$", text, re.M)
-if not m or "\nok" not in "\n" + text:
-    sys.exit("no output line: " + text.strip()[-200:])
-got = np.frombuffer(bytes.fromhex(m.group(1)), dtype=x86.dtype).reshape(x86.shape)
-for ref, rtol, atol, what in ((x86, 1e-4, 1e-5, "x86"), (want, 1e-3, 1e-4, "the reference")):
-    if ref.dtype.kind in "fc":
-        err = np.abs(got.astype(np.float64) - ref.astype(np.float64))
-        if not (err <= atol + rtol * np.abs(ref.astype(np.float64))).all():
-            sys.exit("against %s: max_abs_err %.3g" % (what, err.max()))
-    elif not (got == ref).all():
-        sys.exit("against %s: values differ" % what)
-print("max_abs_err %.3g against x86" % np.abs(got.astype(np.float64) - x86.astype(np.float64)).max())
+text, pairs = open(sys.argv[1]).read(), sys.argv[2:]
+if not re.search(r"^ok$", text, re.M):
+    sys.exit("no 'ok' line: " + text.strip()[-200:])
+worst = 0.0
+for k in range(len(pairs) // 2):
+    x86 = np.load(pairs[2 * k])
+    want = x86 if pairs[2 * k + 1] == "-" else np.load(pairs[2 * k + 1])
+    m = re.search(r"^out%d ([0-9a-f]*)$" % k, text, re.M)
+    if not m:
+        sys.exit("no out%d line" % k)
+    got = np.frombuffer(bytes.fromhex(m.group(1)), dtype=x86.dtype).reshape(x86.shape)
+    for ref, rtol, atol, what in ((x86, 1e-4, 1e-5, "x86"), (want.astype(x86.dtype), 1e-3, 1e-4, "the reference")):
+        if ref.dtype.kind in "fc":
+            err = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+            if not (err <= atol + rtol * np.abs(ref.astype(np.float64))).all():
+                sys.exit("output %d against %s: max_abs_err %.3g" % (k, what, err.max()))
+        elif not (got == ref).all():
+            sys.exit("output %d against %s: %s, expected %s" % (k, what, got.tolist(), ref.tolist()))
+    worst = max(worst, float(np.abs(got.astype(np.float64) - x86.astype(np.float64)).max()))
+print("max_abs_err %.3g against x86" % worst)
 PY
 }
 
-# model NAME ONNX INPUT.npy EXPECTED.npy
+# check_model NAME ONNX INPUT.npy "RLXC FLAGS" EXPECTED_0.npy [EXPECTED_1.npy ...]
 check_model() {
-    local name=$1 onnx=$2 input=$3 expected=$4 d=$W/$1
+    local name=$1 onnx=$2 input=$3 flags=$4 d=$W/$1
+    shift 4
+    local expected=("$@")
     if [ ! -f "$onnx" ]; then fail "$name" "$onnx missing"; return; fi
-    if ! msg=$(bash examples/baremetal/build.sh "$onnx" "$input" $d $name 2>&1); then
+    if ! msg=$(RLXC_FLAGS="$flags" bash examples/baremetal/build.sh "$onnx" "$input" $d $name 2>&1); then
         fail "$name: Cortex-M4F build and link" "$(tail -n 3 <<<"$msg")"; return
     fi
     pass "$name: Cortex-M4F build and link ($(arm-none-eabi-size $d/$name.elf | awk 'NR == 2 {print "text " $1 ", data " $2 ", bss " $3}'))"
@@ -65,21 +76,34 @@ check_model() {
     else pass "$name: no file I/O linked in"; fi
     # this machine's build of the same C, with the weights embedded too
     mkdir -p $d/x86
-    if ! msg=$("$RLXC" "$onnx" --embed-weights --build -n $name -o $d/x86/$name 2>&1) ||
-        ! msg=$($d/x86/$name -i "$input" -o $d/x86/out.npy 2>&1); then
+    local outs=() pairs=() k
+    for k in "${!expected[@]}"; do
+        outs+=(-o $d/x86/out_$k.npy)
+        pairs+=($d/x86/out_$k.npy "${expected[$k]}")
+    done
+    # shellcheck disable=SC2086
+    if ! msg=$("$RLXC" "$onnx" $flags --embed-weights --build -n $name -o $d/x86/$name 2>&1) ||
+        ! msg=$($d/x86/$name -i "$input" "${outs[@]}" 2>&1); then
         fail "$name: x86 --embed-weights build" "$msg"; return
     fi
     timeout 120 qemu-system-arm -M mps2-an386 -nographic -monitor none -serial none \
         -semihosting-config enable=on,target=native -kernel $d/$name.elf >$d/qemu.txt 2>&1
     local rc=$?
     if [ $rc -ne 0 ]; then fail "$name: runs on the Cortex-M4 (qemu mps2-an386)" "exit $rc: $(tail -c 300 $d/qemu.txt)"; return; fi
-    if msg=$(compare_hex $name $d/qemu.txt $d/x86/out.npy "$expected" 2>&1); then
+    if msg=$(compare_hex $d/qemu.txt "${pairs[@]}" 2>&1); then
         pass "$name: runs on the Cortex-M4 (qemu mps2-an386), weights in place, output matches ($msg)"
     else
         fail "$name: output on the Cortex-M4" "$msg"
     fi
 }
 
-check_model mlp $Z/mlp/model.onnx $Z/mlp/in_0.npy $Z/mlp/expected_0.npy
-check_model cnn $Z/cnn/model.onnx $Z/cnn/in_0.npy $Z/cnn/expected_0.npy
+check_model mlp $Z/mlp/model.onnx $Z/mlp/in_0.npy "" $Z/mlp/expected_0.npy
+check_model cnn $Z/cnn/model.onnx $Z/cnn/in_0.npy "" $Z/cnn/expected_0.npy
+# digits: held-out image 0; its probabilities against x86 only, its digit as
+# PyTorch read it (torch_digits.npy)
+D=examples/digits
+mkdir -p $W/digits-in
+$PY -c "import numpy as np; np.save('$W/digits-in/image.npy', np.load('$D/heldout_pixels.npy')[:1]);
+np.save('$W/digits-in/digit.npy', np.load('$D/torch_digits.npy')[:1].astype(np.int64))"
+check_model digits $D/model.onnx $W/digits-in/image.npy "--dim batch=1" - $W/digits-in/digit.npy
 finish
