@@ -16,7 +16,7 @@ python3-onnx python3-torch python3-torchvision
 libshaderc-dev glslang-dev glslc spirv-tools
 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm python3-sklearn
 "
 
 missing=()

@@ -27,6 +27,9 @@ What it checks, one line each, then the closing line `N passed, N failed`:
                 qemu: each must pass against the ONNX reference outputs, and
                 the AArch64 outputs must match the x86 ones (rtol 1e-3 /
                 atol 1e-5, run.py's tolerance).
+  rlxc check    on the CNN built for AArch64 (CC=aarch64-linux-gnu-gcc,
+                --exec qemu): all clear, and with the NEON kernel broken in a
+                copy of the runtime it names the first divergent node.
 
 The AArch64 binaries are dynamically linked against Debian's AArch64 libc
 (qemu-aarch64 -L /usr/aarch64-linux-gnu). Speed under qemu means nothing and
@@ -205,6 +208,44 @@ def check_zoo(name, libs):
     ok("zoo %s" % name, msg)
 
 
+def check_tool(lib_dir):
+    """rlxc check on an AArch64 build under qemu: all clear on the zoo's CNN,
+    and, against a copy of the runtime whose NEON kernel reads row 5's A
+    value from the wrong lane, exit 1 naming the CNN's first Relu (its first
+    convolution's value, fused; read from the ONNX file) as the first
+    divergence. The reference is the x86 portable build, which never runs
+    the NEON kernel."""
+    model = os.path.join(ZOO, "cnn", "model.onnx")
+    if not os.path.exists(model):
+        return bad("rlxc check (aarch64)", "the zoo's cnn is not exported")
+    import onnx
+    first_relu = next(n.name for n in onnx.load(model).graph.node if n.op_type == "Relu")
+    argv = [RLXC, "check", model, "-i", os.path.join(ZOO, "cnn", "in_0.npy"), "--exec", " ".join(QEMU)]
+    env = dict(os.environ, CC=CROSS_CC, CFLAGS="-O2")
+    p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT_S)
+    out = p.stdout.decode("utf-8", "replace")
+    if p.returncode != 0 or "all clear" not in out:
+        return bad("rlxc check (aarch64)", "exit %d, not all clear: %s" % (p.returncode, out.strip()[-300:]))
+    rt = os.path.join(lib_dir, "rt-wrong-lane")
+    shutil.rmtree(rt, ignore_errors=True)
+    shutil.copytree(RT_DIR, rt)
+    gemm = os.path.join(rt, "rk_gemm.c")
+    src = open(gemm).read()
+    wrong = src.replace("RK_NROW(5, vfmaq_lane_f32, a1, 1)", "RK_NROW(5, vfmaq_lane_f32, a1, 0)")
+    if wrong == src:
+        return bad("rlxc check (aarch64)", "the NEON kernel's row 5 was not found to break")
+    open(gemm, "w").write(wrong)
+    env["RLXC_RUNTIME_DIR"] = rt
+    p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT_S)
+    out = p.stdout.decode("utf-8", "replace")
+    want = "first divergence: node '%s' (Relu)" % first_relu
+    if p.returncode == 1 and want in out:
+        ok("rlxc check (aarch64)", "all clear; with a wrong NEON lane it names %s" % first_relu)
+    else:
+        bad("rlxc check (aarch64)", "with a wrong NEON lane: exit %d, want 1 and \"%s\": %s"
+            % (p.returncode, want, out.strip()[-300:]))
+
+
 def node_sample():
     """Every NODE_STEP-th test that docs/conformance.md lists as passing."""
     names = []
@@ -229,10 +270,12 @@ def run_nodes(names, arch, cc, prefix, rtlib, jobs):
 
 def check_nodes(libs, jobs, only):
     names = node_sample()
-    if only:
-        names = [n for n in names if re.search(only, n)]
     if not names:
         return bad("node tests", "no passing tests found in docs/conformance.md")
+    if only:
+        names = [n for n in names if re.search(only, n)]
+        if not names:
+            return
     # x86: the library make built (as tests/conformance/run.sh links it)
     x86 = run_nodes(names, "x86", "cc", [], conf.runtime_library(), jobs)
     arm = run_nodes(names, "aarch64", CROSS_CC, QEMU, libs["aarch64"][1], jobs)
@@ -293,6 +336,8 @@ def main():
     for name in ZOO_MODELS:
         if not args.only or re.search(args.only, name):
             check_zoo(name, libs)
+    if not args.only or re.search(args.only, "cnn"):
+        check_tool(WORK)
     check_nodes(libs, args.jobs, args.only)
     print("%d passed, %d failed" % (npass, nfail))
     return 1 if nfail else 0
