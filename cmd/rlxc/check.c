@@ -144,7 +144,7 @@ static const char *swap_env(const char *name, const char *value) {
 /* rlxc MODEL --build -o DIR/m --dump-values ...; 0 on success (on failure
  * the child has printed its one-line error). */
 static int build(const CheckArgs *a, const char *out, int reference) {
-    char *argv[64 + 2 * 64];
+    char **argv = rlx_alloc(sizeof(char *) * (size_t)(16 + a->npass));
     int n = 0;
     argv[n++] = (char *)self_path();
     argv[n++] = (char *)a->model;
@@ -157,7 +157,7 @@ static int build(const CheckArgs *a, const char *out, int reference) {
     argv[n++] = "--target";
     argv[n++] = reference ? "c" : (char *)a->target;
     if (reference) argv[n++] = "-O0";
-    for (int i = 0; i < a->npass && n < 120; i++) argv[n++] = (char *)a->pass[i];
+    for (int i = 0; i < a->npass; i++) argv[n++] = (char *)a->pass[i];
     argv[n] = NULL;
     const char *cc = NULL, *cflags = NULL;
     if (reference) {   /* this machine's compiler, the portable kernels */
