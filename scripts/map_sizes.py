@@ -10,9 +10,11 @@ RAM, its initial values also in flash) and bss, in bytes (as
 arm-none-eabi-size counts them), then the flash
 bytes split by where they come from:
 
-  runtime core   rlx_rt.o: status codes, the model and its arena, weights
-                 loading and checking (half-float conversion, FNV-1a)
-  kernels        rk_*.o and rlx_kernels.o, the kernels this model calls
+  runtime core   rlx_*.o (rlx_rt.o: status codes, the model and its arena,
+                 weights loading and checking, half-float conversion;
+                 rlx_isa.o and rlx_pool.o: the instruction-set name and the
+                 thread pool's single-thread stubs), as rlxc --report counts it
+  kernels        rk_*.o, the kernels this model calls
   model          the generated NAME.o: the schedule and the info tables
   libc/libm      newlib-nano, libm and libgcc members (memcpy, malloc, expf, ...)
   weights        NAME_weights.o, the const weights image
@@ -34,9 +36,9 @@ def category(path, name):
     obj = path.split("/")[-1]
     if "(" in path or obj.endswith(".a"):
         return "libc"
-    if obj == "rlx_rt.o":
+    if obj.startswith("rlx_"):
         return "core"
-    if obj.startswith("rk_") or obj == "rlx_kernels.o":
+    if obj.startswith("rk_"):
         return "kernels"
     if obj == name + "_weights.o":
         return "weights"

@@ -5,7 +5,7 @@
 # tests/zoo/run.sh has not) and the bundled digits example
 # (examples/digits), examples/baremetal/build.sh builds a bare-metal ELF
 # (arm-none-eabi-gcc, newlib-nano, no threads, no files, the weights a
-# const array in flash). Each must link; its runtime core (rlx_rt.o) must
+# const array in flash). Each must link; its runtime core (rlx_*.o) must
 # be at most 4096 bytes of flash (scripts/map_sizes.py over the linker map)
 # and it must not contain fopen (RLX_NO_STDIO); then it runs under
 # qemu-system-arm -M mps2-an386 (a Cortex-M4 with its FPU) with
