@@ -28,14 +28,16 @@
  * gives per value its producing node and op (the reference's: ONNX nodes),
  * the max absolute error, the max relative error (max |got - ref| over
  * max |ref|) and the cosine of the two as vectors; the first diverging node
- * is named last, and the exit status is 1 if any value diverges or an output
- * differs from an --expect file (the model's outputs in order, from another
- * framework; compared with the same tolerance).
+ * is named last. The outputs are compared too, with the reference's and
+ * with --expect files (the model's outputs in order, from another framework),
+ * at the same tolerance; the exit status is 1 if any value or output
+ * differs.
  *
- * Targets plug in through rlxc itself: a target whose printer implements
- * dump_values and whose --build makes a program with the --emit-main
- * harness (rlx_main.c) is checked by the same code; only the reference is
- * fixed to the C target. Work files go to a temporary directory, removed at
+ * Targets plug in through rlxc itself: a target whose --build makes a
+ * program with the --emit-main harness (rlx_main.c) is checked by the same
+ * code, value by value where its printer implements dump_values (the C
+ * target's does), else on the outputs alone (said so in the last line); only
+ * the reference is fixed to the C target. Work files go to a temporary directory, removed at
  * the end (or kept in --keep DIR).
  */
 #include <errno.h>
@@ -292,6 +294,24 @@ static Diff compare(const Array *got, const Array *ref, double rtol, double atol
 
 static int diverges(const Diff *d) { return d->problem || d->nbad; }
 
+/* The model's output count (for -o), from reading the model as rlxc does
+ * (with the --dim bindings). */
+static int model_outputs(const CheckArgs *a) {
+    const char **names = rlx_alloc(sizeof(char *) * (size_t)(a->npass + 1));
+    int64_t *values = rlx_alloc(sizeof(int64_t) * (size_t)(a->npass + 1));
+    int nd = 0;
+    for (int i = 0; i + 1 < a->npass; i += 2) {
+        const char *eq = strchr(a->pass[i + 1], '=');
+        if (strcmp(a->pass[i], "--dim") || !eq) continue;
+        names[nd] = rlx_strndup(a->pass[i + 1], (size_t)(eq - a->pass[i + 1]));
+        values[nd++] = strtoll(eq + 1, NULL, 10);
+    }
+    size_t n = strlen(a->model);
+    RlxGraph *g = n > 5 && !strcmp(a->model + n - 5, ".onnx") ? rlx_read_onnx(a->model, nd, names, values)
+                                                                : rlx_read_rlxg(a->model);
+    return g->noutputs;
+}
+
 /* The temporary directory, removed at exit on every path (an error
  * longjmps out of rlxc_check). */
 static char *check_tmpdir;
@@ -305,6 +325,10 @@ static void remove_check_tmpdir(void) {
 int rlxc_check(int argc, char **argv) {
     CheckArgs a;
     parse_check_args(argc, argv, &a);
+    int nout = model_outputs(&a);
+    if (a.nexpects && a.nexpects != nout)
+        rlx_error("rlxc: check: the model has %d output%s, %d --expect file%s given", nout, nout == 1 ? "" : "s",
+                  a.nexpects, a.nexpects == 1 ? "" : "s");
     char tmpl[] = "/tmp/rlxc-check.XXXXXX";
     const char *dir = a.keep;
     if (dir) {
@@ -322,10 +346,9 @@ int rlxc_check(int argc, char **argv) {
     mkdir(opt, 0777);
     mkdir(ref, 0777);
     if (build(&a, rlx_fmt("%s/m", opt), 0) || build(&a, rlx_fmt("%s/m", ref), 1)) goto done;
-    /* with --expect, one per output (the program refuses another count) */
-    if (run_program(&a, rlx_fmt("%s/m", opt), a.exec, rlx_fmt("%s/dump", opt), a.nexpects, opt)) goto done;
+    if (run_program(&a, rlx_fmt("%s/m", opt), a.exec, rlx_fmt("%s/dump", opt), nout, opt)) goto done;
     const char *isa = swap_env("RLX_ISA", "portable");
-    int ref_st = run_program(&a, rlx_fmt("%s/m", ref), NULL, rlx_fmt("%s/dump", ref), 0, NULL);
+    int ref_st = run_program(&a, rlx_fmt("%s/m", ref), NULL, rlx_fmt("%s/dump", ref), nout, ref);
     swap_env("RLX_ISA", isa);
     if (ref_st) goto done;
 
@@ -359,7 +382,21 @@ int rlxc_check(int argc, char **argv) {
     printf("%d values compared, %d of the reference's only in the reference (fused, folded or views); "
            "tolerance |got - ref| <= atol + rtol * |ref|, rtol %g, atol %g (--rtol, --atol)\n",
            ncompared, nonly, a.rtol, a.atol);
+    /* the outputs: against the reference always (they are all a target
+     * whose printer has no --dump-values gives), and against --expect */
     int expect_bad = 0;
+    for (int k = 0; k < nout; k++) {
+        Array x, y;
+        load_array(rlx_fmt("%s/out_%d.npy", opt, k), &x);
+        load_array(rlx_fmt("%s/out_%d.npy", ref, k), &y);
+        Diff d = compare(&x, &y, a.rtol, a.atol);
+        free(x.data);
+        free(y.data);
+        int bad = diverges(&d);
+        expect_bad += bad;
+        printf("output %d against the reference: max_abs %.3g, max_rel %.3g, cosine %.6f: %s\n", k, d.max_abs,
+               d.max_rel, d.cosine, !bad ? "ok" : d.problem ? d.problem : rlx_fmt("DIFFERS (%lld elements)", (long long)d.nbad));
+    }
     for (int k = 0; k < a.nexpects; k++) {
         Array x, y;
         load_array(rlx_fmt("%s/out_%d.npy", opt, k), &x);
@@ -375,11 +412,16 @@ int rlxc_check(int argc, char **argv) {
     if (first >= 0)
         printf("first divergence: node '%s' (%s), value '%s'; %d of %d values diverge\n", re[first].node, re[first].op,
                re[first].value, nbad, ncompared);
+    else if (!noe)
+        printf("the build under test wrote no values (target %s's printer has no --dump-values): only the outputs "
+               "were compared, %s\n", a.target, expect_bad ? "and they differ" : "and they agree");
     else if (!ncompared)
         printf("no value in common: nothing compared\n");
+    else if (expect_bad)
+        printf("no value diverges, but an output differs\n");
     else
         printf("all clear: no value diverges\n");
-    rc = first >= 0 || expect_bad || !ncompared;
+    rc = first >= 0 || expect_bad || (noe && !ncompared);
 done:
     return rc;
 }
