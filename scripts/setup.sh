@@ -13,7 +13,7 @@ libcjson-dev libcriterion-dev libclang-dev
 python3-numpy valgrind libopenblas-dev man-db
 libonnx-dev libprotobuf-c-dev protobuf-c-compiler libonnx-testdata
 python3-onnx python3-torch python3-torchvision
-libshaderc-dev glslang-dev glslc spirv-tools
+libshaderc-dev glslang-dev glslc spirv-tools glslang-tools
 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm python3-sklearn

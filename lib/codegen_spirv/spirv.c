@@ -6,11 +6,21 @@
  * finished SPIR-V words and the machine that runs it needs no shader
  * compiler. shaderc's C API drives glslang (GLSL -> SPIR-V, with the
  * GL_EXT_shader_explicit_arithmetic_types_* and 16/8-bit storage
- * extensions) and spirv-opt at -O (shaderc_optimization_level_performance:
- * the kernels of tests/unit/test_spirv.c give the same bits with and
- * without it on lavapipe); spvValidate then checks every module for the
- * Vulkan 1.1 environment. Both libraries are linked statically (TOOLCHAIN:
- * Debian's shared libshaderc is built against another glslang and crashes).
+ * extensions), without spirv-opt: -O (shaderc_optimization_level_performance)
+ * changes results. Its folding rewrites a division by a constant into a
+ * multiplication by the rounded reciprocal: on lavapipe, 4096 of 4096
+ * quotients x / 7 equal the CPU's IEEE division without -O, 1869 with it
+ * (test_vk.c's exact_division). The driver optimizes the module again
+ * anyway, so -O would mainly shrink the words. spvValidate then checks
+ * every module for the Vulkan 1.1 environment. Both libraries are linked
+ * statically (TOOLCHAIN: Debian's shared libshaderc is built against
+ * another glslang and crashes).
+ *
+ * One shaderc compiler serves the whole process: its first compile costs
+ * about 100 ms (glslang's setup), later ones under a millisecond for a
+ * small kernel, and a new compiler pays the 100 ms again. It is made on the
+ * first call (so the first call must not race another) and lives until
+ * the process ends; so does the SPIRV-Tools context.
  *
  * A kernel that does not compile or validate is a bug in rlxc's templates,
  * never the user's model, so it is an internal error: rlx_fatal_internal
@@ -35,41 +45,45 @@ static void spirv_fail(const char *kernel_name, const char *what, const char *de
     rlx_fatal_internal(__FILE__, __LINE__, msg);
 }
 
+static shaderc_compiler_t spirv_compiler;
+static shaderc_compile_options_t spirv_options;
+static spv_context spirv_context;
+
 void rlx_spirv_validate(const uint32_t *words, size_t nwords, const char *kernel_name) {
-    spv_context ctx = spvContextCreate(SPV_ENV_VULKAN_1_1);
-    RLX_ASSERT(ctx);
+    if (!spirv_context) spirv_context = spvContextCreate(SPV_ENV_VULKAN_1_1);
+    RLX_ASSERT(spirv_context);
     spv_const_binary_t bin = {words, nwords};
     spv_diagnostic diag = NULL;
-    spv_result_t r = spvValidate(ctx, &bin, &diag);
+    spv_result_t r = spvValidate(spirv_context, &bin, &diag);
     if (r != SPV_SUCCESS) {
         /* copy the message out before the diagnostic is freed */
         char detail[1024];
         snprintf(detail, sizeof detail, "%s", diag && diag->error ? diag->error : "spvValidate failed");
         spvDiagnosticDestroy(diag);
-        spvContextDestroy(ctx);
         spirv_fail(kernel_name, "fails SPIR-V validation", detail);
     }
     spvDiagnosticDestroy(diag);
-    spvContextDestroy(ctx);
 }
 
 uint32_t *rlx_spirv_compile(const char *glsl_source, const char *kernel_name, size_t *nwords) {
     RLX_ASSERT(glsl_source && kernel_name && nwords);
-    shaderc_compiler_t sc = shaderc_compiler_initialize();
-    shaderc_compile_options_t opt = shaderc_compile_options_initialize();
-    RLX_ASSERT(sc && opt);
-    shaderc_compile_options_set_source_language(opt, shaderc_source_language_glsl);
-    shaderc_compile_options_set_target_env(opt, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_1);
-    shaderc_compile_options_set_optimization_level(opt, shaderc_optimization_level_performance);
+    if (!spirv_compiler) {
+        spirv_compiler = shaderc_compiler_initialize();
+        spirv_options = shaderc_compile_options_initialize();
+        RLX_ASSERT(spirv_compiler && spirv_options);
+        shaderc_compile_options_set_source_language(spirv_options, shaderc_source_language_glsl);
+        shaderc_compile_options_set_target_env(spirv_options, shaderc_target_env_vulkan,
+                                               shaderc_env_version_vulkan_1_1);
+        /* not -O: see above */
+        shaderc_compile_options_set_optimization_level(spirv_options, shaderc_optimization_level_zero);
+    }
     /* the kernel's name stands for the file name in glslang's messages */
-    shaderc_compilation_result_t res = shaderc_compile_into_spv(sc, glsl_source, strlen(glsl_source),
-                                                                shaderc_compute_shader, kernel_name, "main", opt);
-    shaderc_compile_options_release(opt);
+    shaderc_compilation_result_t res = shaderc_compile_into_spv(
+        spirv_compiler, glsl_source, strlen(glsl_source), shaderc_compute_shader, kernel_name, "main", spirv_options);
     if (!res || shaderc_result_get_compilation_status(res) != shaderc_compilation_status_success) {
         char detail[1024];
         snprintf(detail, sizeof detail, "%s", res ? shaderc_result_get_error_message(res) : "shaderc failed");
-        shaderc_result_release(res);
-        shaderc_compiler_release(sc);
+        if (res) shaderc_result_release(res);
         spirv_fail(kernel_name, "does not compile", detail);
     }
     size_t bytes = shaderc_result_get_length(res);
@@ -77,7 +91,6 @@ uint32_t *rlx_spirv_compile(const char *glsl_source, const char *kernel_name, si
     uint32_t *words = rlx_alloc(bytes);
     memcpy(words, shaderc_result_get_bytes(res), bytes);
     shaderc_result_release(res);
-    shaderc_compiler_release(sc);
     *nwords = bytes / 4;
     rlx_spirv_validate(words, *nwords, kernel_name);
     return words;
