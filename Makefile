@@ -104,6 +104,14 @@ $(B)/unit/%: tests/unit/%.c $(B)/librlx.a $(HDRS) tests/unit/testgraph.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu99 -Wall -Wextra -Werror -Wno-missing-field-initializers $(CFLAGS) $(CJSON_CFLAGS) -Ilib -Iruntime_min $< -o $@ $(B)/librlx.a $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(SPIRV_LIBS) -lcriterion -lm -ldl -pthread
 
+# test_vk runs the Vulkan host through a stand-in loader that logs the
+# command stream and fails calls on demand (tests/unit/vk_trace.c), found
+# beside the test binary.
+$(B)/unit/libvktrace.so: tests/unit/vk_trace.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu99 -shared -fPIC -Wall -Wextra -Werror -Wno-missing-field-initializers $(CFLAGS) $< -o $@ -ldl
+$(B)/unit/test_vk: $(B)/unit/libvktrace.so
+
 # The kernel tests again against the instruction-set variants of
 # librlxrt.a that generated models run: compiled with -DRK_ISA=avx2 or
 # avx512 (rk_isa.h gives their calls the variant's names) and the variant's

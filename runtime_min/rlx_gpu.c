@@ -26,6 +26,8 @@ static int check_tables(const rlx_gpu_schedule *s) {
     }
     for (uint32_t d = 0; d < s->ndispatches; d++)
         if (s->dispatches[d].kernel >= s->nkernels || s->dispatches[d].npush > RLX_GPU_MAX_PUSH) return RLX_E_ARG;
+    if (s->status_offset < info->arena_bytes || s->status_offset % 4 || s->status_offset > UINT64_MAX - 4)
+        return RLX_E_ARG;
     for (int i = 0; i < info->ninputs; i++)
         if (!slot_inside(info->inputs[i].offset, info->inputs[i].nbytes, info->arena_bytes)) return RLX_E_ARG;
     for (int i = 0; i < info->noutputs; i++) {
@@ -46,6 +48,7 @@ int rlx_gpu_check(const rlx_gpu_schedule *s, const rlx_gpu_caps *caps) {
     uint64_t buffer = s->max_buffer_bytes;
     if (s->info->arena_bytes > buffer) buffer = s->info->arena_bytes;
     if (s->info->weights_bytes > buffer) buffer = s->info->weights_bytes;
+    if (s->status_offset + 4 > buffer) buffer = s->status_offset + 4;   /* the arena buffer holds the status word */
     int wide = 0;   /* a workgroup whose invocation count overflows 32 bits */
     for (uint32_t k = 0; k < s->nkernels; k++) {
         const rlx_gpu_kernel *kn = &s->kernels[k];

@@ -77,8 +77,10 @@ typedef struct {
      * as in the C target's NAME_run. NULL: every output is in the arena. */
     const uint8_t *output_in_weights;
     /* A u32 status word after the arena (the arena buffer holds
-     * status_offset + 4 bytes): a kernel that meets a data error (a Gather
-     * index out of range) stores its RLX_E_* there. */
+     * status_offset + 4 bytes; status_offset >= arena_bytes, a multiple of
+     * 4): a kernel that meets a data error (a Gather index out of range)
+     * stores its RLX_E_* there. The host zeroes it before each run and
+     * returns it from NAME_run when a kernel set it. */
     uint64_t status_offset;
 } rlx_gpu_schedule;
 
@@ -95,7 +97,8 @@ typedef struct {
 } rlx_gpu_caps;
 
 /* Checks a schedule's tables (kernel indices, push counts, code present,
- * every input and output slot inside its buffer): RLX_E_ARG if malformed.
+ * every input and output slot inside its buffer, the status word after the
+ * arena): RLX_E_ARG if malformed.
  * With caps, then checks the device: the first problem in the order
  * F16, 16BIT, 8BIT, INT64, F64, SUBGROUP, BUFFER, SHARED, WGSIZE, WGCOUNT,
  * LOOPS (RLX_E_DEV_*), or RLX_OK. The schedule's declared maxima and the
@@ -106,7 +109,10 @@ int rlx_gpu_check(const rlx_gpu_schedule *s, const rlx_gpu_caps *caps);
 /* The Vulkan host (rlx_vk.c). rlx_vk_model_new picks a compute-capable
  * device (the first, or RLX_VK_DEVICE=N), checks its features and limits
  * against the schedule, creates the buffers and pipelines and records the
- * command buffer; the weights are uploaded by the load functions. */
+ * command buffer; the weights are uploaded by the load functions. The
+ * loader is opened at run time (dlopen; RLX_VK_LOADER=PATH overrides it),
+ * so a machine without one gets RLX_E_NOLOADER; RLX_VK_DEBUG=1 prints
+ * validation messages to stderr. docs/targets.md lists every status. */
 int rlx_vk_model_new(const rlx_gpu_schedule *s, rlx_model **out);
 int rlx_vk_load_weights(rlx_model *m, const char *path);
 int rlx_vk_load_weights_buffer(rlx_model *m, const void *buf, size_t len);

@@ -33,20 +33,25 @@
  *   6. records the whole run once into one command buffer:
  *
  *        barrier: everything the previous run did -> this run's copies
- *        copy staging -> arena, each input
+ *        copy staging -> arena, each input; zero the status word
  *        barrier: transfer writes -> compute
  *        for each dispatch: [barrier compute -> compute if its `barrier`]
  *                           bind its pipeline if it changed, push, dispatch
  *        barrier: compute writes -> transfer reads
- *        copy arena (or weights) -> staging, each output
+ *        copy arena (or weights) -> staging, each output, the status word
  *        barrier: transfer writes -> host reads
+ *
+ *      The status word (rlx_gpu.h: a u32 after the arena, status_offset)
+ *      is where a kernel that meets a data error, such as a Gather index
+ *      out of range, stores its RLX_E_*; rlx_vk_run returns it.
  *
  * rlx_vk_load_weights(_buffer) read and check the file with the runtime's
  * own loader (the C target's statuses), upload it once through a temporary
  * staging buffer and drop the host copy. rlx_vk_run copies the inputs into
- * the staging buffer, submits, waits on a fence and copies the outputs out;
- * it allocates nothing. Every Vulkan failure is a status: RLX_E_DEV_NOMEM
- * for out of host or device memory, RLX_E_GPU for anything else.
+ * the staging buffer, submits, waits on a fence, returns the status word if
+ * a kernel set it, else copies the outputs out; it allocates nothing. Every
+ * Vulkan failure is a status: RLX_E_DEV_NOMEM for out of host or device
+ * memory, RLX_E_GPU for anything else.
  */
 #include "rlx_gpu.h"
 
@@ -150,7 +155,7 @@ typedef struct {
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd_run, cmd_once;
     VkFence fence;
-    uint64_t *staging_off;   /* inputs, then outputs: each tensor's offset in staging */
+    uint64_t *staging_off;   /* inputs, outputs, the status word: offsets in staging */
     int weights_loaded;
     int broken;              /* a submission failed: the device state is unknown */
     char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 16];
@@ -622,6 +627,7 @@ static int record_run(VkHost *h) {
         VkBufferCopy c = {h->staging_off[i], info->inputs[i].offset, info->inputs[i].nbytes};
         h->fn.vkCmdCopyBuffer(cb, h->staging.buf, h->arena.buf, 1, &c);
     }
+    h->fn.vkCmdFillBuffer(cb, h->arena.buf, s->status_offset, 4, 0);
     memory_barrier(h, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     h->fn.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, h->layout, 0, 1, &h->set, 0, NULL);
@@ -649,6 +655,8 @@ static int record_run(VkHost *h) {
         VkBufferCopy c = {info->outputs[i].offset, h->staging_off[info->ninputs + i], info->outputs[i].nbytes};
         h->fn.vkCmdCopyBuffer(cb, w ? h->weights.buf : h->arena.buf, h->staging.buf, 1, &c);
     }
+    VkBufferCopy status = {s->status_offset, h->staging_off[info->ninputs + info->noutputs], 4};
+    h->fn.vkCmdCopyBuffer(cb, h->arena.buf, h->staging.buf, 1, &status);
     memory_barrier(h, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                    VK_ACCESS_HOST_READ_BIT);
     VK_TRY(h->fn.vkEndCommandBuffer(cb));
@@ -735,9 +743,10 @@ static int model_init(VkHost *h) {
     for (uint32_t k = 0; k < s->nkernels; k++) needs |= s->kernels[k].needs;
     if ((st = create_device(h, &d, needs))) return st;
     h->fn.vkGetPhysicalDeviceMemoryProperties(h->phys, &h->memprops);
-    /* staging: each input, then each output, at 64-byte aligned offsets */
+    /* staging: each input, each output, then the status word, at 64-byte
+     * aligned offsets */
     int n = info->ninputs + info->noutputs;
-    h->staging_off = calloc((size_t)(n ? n : 1), sizeof *h->staging_off);
+    h->staging_off = calloc((size_t)n + 1, sizeof *h->staging_off);
     if (!h->staging_off) return RLX_E_NOMEM;
     uint64_t staging = 0;
     for (int i = 0; i < n; i++) {
@@ -746,11 +755,11 @@ static int model_init(VkHost *h) {
         if (t->nbytes > UINT64_MAX - staging - RLX_ALIGN) return RLX_E_ARG;
         staging += (t->nbytes + RLX_ALIGN - 1) / RLX_ALIGN * RLX_ALIGN;
     }
+    h->staging_off[n] = staging;
+    staging += 4;
     const VkBufferUsageFlags dev = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    /* the arena holds the run's status word after the planned bytes (rlx_gpu.h) */
-    uint64_t arena = h->s->status_offset + 4 > info->arena_bytes ? h->s->status_offset + 4 : info->arena_bytes;
-    if ((st = create_buffer(h, &h->arena, arena, dev, 0)) ||
+    if ((st = create_buffer(h, &h->arena, s->status_offset + 4, dev, 0)) ||
         (st = create_buffer(h, &h->weights, info->weights_bytes, dev, 0)) ||
         (st = create_buffer(h, &h->staging, staging,
                             VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1)) ||
@@ -825,6 +834,9 @@ int rlx_vk_run(rlx_model *m, const void *const *inputs, void *const *outputs) {
         if (info->outputs[i].nbytes && !outputs[i]) return RLX_E_ARG;
     int st = submit_wait(h, h->cmd_run);
     if (st) return st;
+    uint32_t status;
+    memcpy(&status, staging + h->staging_off[info->ninputs + info->noutputs], 4);
+    if (status) return (int)status;   /* a kernel's data error, as the C target returns it */
     for (int i = 0; i < info->noutputs; i++)
         if (info->outputs[i].nbytes)
             memcpy(outputs[i], staging + h->staging_off[info->ninputs + i], (size_t)info->outputs[i].nbytes);
