@@ -33,19 +33,22 @@
  *   6. records the whole run once into one command buffer:
  *
  *        barrier: everything the previous run did -> this run's copies
- *        copy staging -> arena, each input
+ *        zero the run's status word; copy staging -> arena, each input
  *        barrier: transfer writes -> compute
  *        for each dispatch: [barrier compute -> compute if its `barrier`]
  *                           bind its pipeline if it changed, push, dispatch
  *        barrier: compute writes -> transfer reads
- *        copy arena (or weights) -> staging, each output
+ *        copy arena (or weights) -> staging, each output, and the status word
  *        barrier: transfer writes -> host reads
  *
  * rlx_vk_load_weights(_buffer) read and check the file with the runtime's
  * own loader (the C target's statuses), upload it once through a temporary
  * staging buffer and drop the host copy. rlx_vk_run copies the inputs into
  * the staging buffer, submits, waits on a fence and copies the outputs out;
- * it allocates nothing. Every Vulkan failure is a status: RLX_E_DEV_NOMEM
+ * it allocates nothing. A kernel that meets a data error (an index out of
+ * range) stores its RLX_E_* in the run's status word (rlx_gpu.h); the run
+ * then returns that status, as the C target's kernel would, and copies no
+ * outputs. Every Vulkan failure is a status: RLX_E_DEV_NOMEM
  * for out of host or device memory, RLX_E_GPU for anything else.
  */
 #include "rlx_gpu.h"
@@ -151,6 +154,7 @@ typedef struct {
     VkCommandBuffer cmd_run, cmd_once;
     VkFence fence;
     uint64_t *staging_off;   /* inputs, then outputs: each tensor's offset in staging */
+    uint64_t status_staging; /* the status word's offset in staging, after the outputs */
     int weights_loaded;
     int broken;              /* a submission failed: the device state is unknown */
     char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 16];
@@ -617,6 +621,7 @@ static int record_run(VkHost *h) {
     /* the previous run's reads and writes of the arena and the staging buffer
      * are done before this run's copies overwrite them */
     memory_barrier(h, cb, STAGE_WORK, ACCESS_WRITES, STAGE_WORK, ACCESS_ALL);
+    h->fn.vkCmdFillBuffer(cb, h->arena.buf, s->status_offset, 4, 0);
     for (int i = 0; i < info->ninputs; i++) {
         if (!info->inputs[i].nbytes) continue;
         VkBufferCopy c = {h->staging_off[i], info->inputs[i].offset, info->inputs[i].nbytes};
@@ -649,6 +654,8 @@ static int record_run(VkHost *h) {
         VkBufferCopy c = {info->outputs[i].offset, h->staging_off[info->ninputs + i], info->outputs[i].nbytes};
         h->fn.vkCmdCopyBuffer(cb, w ? h->weights.buf : h->arena.buf, h->staging.buf, 1, &c);
     }
+    VkBufferCopy status = {s->status_offset, h->status_staging, 4};
+    h->fn.vkCmdCopyBuffer(cb, h->arena.buf, h->staging.buf, 1, &status);
     memory_barrier(h, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                    VK_ACCESS_HOST_READ_BIT);
     VK_TRY(h->fn.vkEndCommandBuffer(cb));
@@ -746,6 +753,8 @@ static int model_init(VkHost *h) {
         if (t->nbytes > UINT64_MAX - staging - RLX_ALIGN) return RLX_E_ARG;
         staging += (t->nbytes + RLX_ALIGN - 1) / RLX_ALIGN * RLX_ALIGN;
     }
+    h->status_staging = staging;
+    staging += RLX_ALIGN;
     const VkBufferUsageFlags dev = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     /* the arena holds the run's status word after the planned bytes (rlx_gpu.h) */
@@ -825,6 +834,9 @@ int rlx_vk_run(rlx_model *m, const void *const *inputs, void *const *outputs) {
         if (info->outputs[i].nbytes && !outputs[i]) return RLX_E_ARG;
     int st = submit_wait(h, h->cmd_run);
     if (st) return st;
+    uint32_t status;
+    memcpy(&status, staging + h->status_staging, 4);
+    if (status) return (int)status;
     for (int i = 0; i < info->noutputs; i++)
         if (info->outputs[i].nbytes)
             memcpy(outputs[i], staging + h->staging_off[info->ninputs + i], (size_t)info->outputs[i].nbytes);
