@@ -132,6 +132,10 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_NONMAXSUPPRESSION, RLX_DT_FLOATS},   /* constant inputs: folded by inference */
 
     /* ---- launch_index.c: losses, index and scatter kernels, Trilu, CumSum, ... ---- */
+    {RLX_OP_NLLLOSS,          RLX_DT_FLOATS},   /* input, weight */
+    {RLX_OP_SCELOSS,          RLX_DT_FLOATS},
+    {RLX_OP_GATHERELEMENTS,   RLX_DT_ANY},
+    {RLX_OP_TRILU,            RLX_DT_ANY},
 
     /* ---- launch_vision.c: Resize, ConvTranspose, GridSample, recurrent, quantized, signal ---- */
 
