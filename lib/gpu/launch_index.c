@@ -100,6 +100,23 @@ static void float_acc(RlxGpuLaunch *l, int64_t dt) {
     rlx_gpu_define(l, "LOGF(x)", d ? "rs_log_d(x)" : "RLX_LOGF(x)");
 }
 
+/* v (an int or uint expression) wrapped to a narrow integer dtype's width */
+static const char *wrap_int(int64_t dt, const char *v) {
+    switch (dt) {
+    case RLX_I8: return rlx_fmt("RLX_SEXT(%s, 8)", v);
+    case RLX_I16: return rlx_fmt("RLX_SEXT(%s, 16)", v);
+    case RLX_U8: return rlx_fmt("((%s) & 0xffu)", v);
+    case RLX_U16: return rlx_fmt("((%s) & 0xffffu)", v);
+    default: return v;
+    }
+}
+
+static int is_float_dt(int64_t dt) { return dt == RLX_F32 || dt == RLX_F64 || dt == RLX_F16 || dt == RLX_BF16; }
+static int is_unsigned_dt(int64_t dt) {
+    return dt == RLX_U8 || dt == RLX_U16 || dt == RLX_U32 || dt == RLX_U64 || dt == RLX_BOOL;
+}
+static int is_wide_dt(int64_t dt) { return dt == RLX_I64 || dt == RLX_U64; }
+
 /* ---- losses ---- */
 
 /* loss.kl. Trips: per position P = 2C for the softmax (max, then the sum of
@@ -175,6 +192,110 @@ static int l_gather_elements(const RlxGraph *g, const RlxThunk *t, const RlxTarg
     return 1;
 }
 
+/* The scatters' element type and combine (scatter_elements.kl): data
+ * (LVAL), updates (LUPD) and output (SOUT) seen as VAL, COMBINE(a, u) for
+ * reduction 0 none (moved by size), 1 add, 2 mul, in the element's type as
+ * rk_index.c's combine: floats in their compute type (one rounding, as
+ * there), integers wrapping (64-bit sums as pairs, products in int64),
+ * bools or / and. */
+static void scatter_ops(RlxGpuLaunch *l, const RlxThunk *t, int64_t dt, int64_t red) {
+    RlxGType gt = rlx_gtype_of((RlxDType)dt);
+    const char *val, *comb;
+    if (red == 0) {
+        gt = rlx_gtype_bytes(rlx_dtype_size((RlxDType)dt));
+        val = gt == G_X64 ? "rlx_x64" : "uint";
+        comb = "(u)";
+    } else if (is_float_dt(dt)) {
+        val = dt == RLX_F64 ? "rlx_f64" : "float";
+        comb = red == 1 ? "((a) + (u))" : "((a) * (u))";
+    } else if (dt == RLX_BOOL) {
+        val = "uint";
+        comb = red == 1 ? "uint((a) != 0u || (u) != 0u)" : "uint((a) != 0u && (u) != 0u)";
+    } else if (is_wide_dt(dt) && red == 1) {
+        gt = G_X64;
+        val = "rlx_x64";
+        comb = "rs_add64(a, u)";
+    } else if (is_wide_dt(dt)) {
+        val = dt == RLX_I64 ? "rlx_i64" : "rlx_u64";
+        comb = dt == RLX_I64 ? "rlx_i64(rlx_u64(a) * rlx_u64(u))" : "((a) * (u))";
+    } else if (is_unsigned_dt(dt)) {
+        val = "uint";
+        comb = wrap_int(dt, red == 1 ? "(a) + (u)" : "(a) * (u)");
+    } else {
+        val = "int";
+        comb = wrap_int(dt, red == 1 ? "int(uint(a) + uint(u))" : "int(uint(a) * uint(u))");
+    }
+    rlx_gpu_define(l, "VAL", val);
+    rlx_gpu_define(l, "COMBINE(a, u)", comb);
+    named(l, "VAL", t->in[0], gt, N_L);
+    named(l, "UPD", t->in[2], gt, N_L);
+    named(l, "OUT", t->out[0], gt, N_S);
+}
+
+/* scatter_elements.kl. Trips: RANK (the coordinates) + IDIMS[AXIS] (the
+ * updates along the axis). */
+static int l_scatter_elements(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int rank = (int)PI("rank"), axis = (int)PI("axis");
+    int64_t dd[RLX_MAX_RANK], id[RLX_MAX_RANK], is[RLX_MAX_RANK];
+    rlx_tk_get_a(t, "data_dims", dd);
+    rlx_tk_get_a(t, "idx_dims", id);
+    strides_of(id, rank, is);
+    l->tmpl = "scatter_elements";
+    scatter_ops(l, t, PI("dtype"), PI("reduction"));
+    index_op(l, "IDX", t->in[1], PI("idx_dtype"));
+    status_op(l);
+    rlx_gpu_const(l, "RANK", rank);
+    rlx_gpu_const(l, "AXIS", axis);
+    rlx_gpu_const(l, "AXLEN", dd[axis]);
+    rlx_gpu_array(l, "DDIMS", dd, rank);
+    rlx_gpu_array(l, "IDIMS", id, rank);
+    rlx_gpu_array(l, "ISTR", is, rank);
+    rlx_gpu_grid_1d(l, numel_of(dd, rank), 128, lim);
+    l->trips = (uint64_t)rank + (uint64_t)id[axis];
+    return 1;
+}
+
+/* gather_nd.kl. Trips: K (the tuple's entries). */
+static int l_gather_nd(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int k = (int)PI("k");
+    int64_t e = PI("esize"), dims[RLX_MAX_RANK], slice = PI("slice"), nper = PI("nper");
+    rlx_tk_get_a(t, "dims", dims);
+    l->tmpl = "gather_nd";
+    named(l, "DAT", t->in[0], rlx_gtype_bytes(e), N_X);
+    index_op(l, "IDX", t->in[1], PI("idx_dtype"));
+    moved_out(l, "OUT", t->out[0], e);
+    status_op(l);
+    rlx_gpu_const(l, "K", k);
+    rlx_gpu_const(l, "SLICE", slice ? slice : 1);
+    rlx_gpu_const(l, "NPER", nper ? nper : 1);
+    rlx_gpu_const(l, "PER_BATCH", numel_of(dims, k) * slice);
+    rlx_gpu_array(l, "DIMS", dims, k);
+    rlx_gpu_grid_1d(l, PI("batch") * nper * slice, 128, lim);
+    l->trips = (uint64_t)k;
+    return 1;
+}
+
+/* scatter_nd.kl. Trips: NUPD * (1 + K) (each update's tuple). */
+static int l_scatter_nd(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int k = (int)PI("k");
+    int64_t dims[RLX_MAX_RANK], slice = PI("slice"), nupd = PI("nupd");
+    rlx_tk_get_a(t, "dims", dims);
+    l->tmpl = "scatter_nd";
+    scatter_ops(l, t, PI("dtype"), PI("reduction"));
+    index_op(l, "IDX", t->in[1], PI("idx_dtype"));
+    status_op(l);
+    rlx_gpu_const(l, "K", k);
+    rlx_gpu_const(l, "SLICE", slice ? slice : 1);
+    rlx_gpu_const(l, "NUPD", nupd);
+    rlx_gpu_array(l, "DIMS", dims, k);
+    rlx_gpu_grid_1d(l, PI("numel"), 128, lim);
+    l->trips = (uint64_t)nupd * (1 + (uint64_t)k);
+    return 1;
+}
+
 /* ---- shape kernels ---- */
 
 /* trilu.kl. Trips: 0. */
@@ -200,11 +321,191 @@ static int l_trilu(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *
     return 1;
 }
 
+/* cumsum.kl. Trips: RANK (the axis' inner size) + the longest dim (the
+ * axis is read at run time). */
+static int l_cumsum(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int rank = (int)PI("rank");
+    int64_t dt = PI("dtype"), dims[RLX_MAX_RANK], longest = 0;
+    rlx_tk_get_a(t, "dims", dims);
+    for (int a = 0; a < rank; a++) longest = dims[a] > longest ? dims[a] : longest;
+    RlxGType gt = rlx_gtype_of((RlxDType)dt);
+    l->tmpl = "cumsum";
+    int x = l->nops, y = x + 1;
+    if (is_float_dt(dt)) {
+        rlx_gpu_define(l, "ACC", dt == RLX_F64 ? "rlx_f64" : "float");
+        rlx_gpu_define(l, "ZERO", dt == RLX_F64 ? "rlx_f64(0)" : "0.0f");
+        rlx_gpu_define(l, "ADD(a, b)", "((a) + (b))");
+        rlx_gpu_define(l, "LV(k)", rlx_fmt("L%d(k)", x));
+        rlx_gpu_define(l, "SV(k, v)", rlx_fmt("S%d(k, v)", y));
+    } else if (is_wide_dt(dt)) {
+        gt = G_X64;
+        rlx_gpu_define(l, "ACC", "rlx_x64");
+        rlx_gpu_define(l, "ZERO", "RLX_X64(0u, 0u)");
+        rlx_gpu_define(l, "ADD(a, b)", "rs_add64(a, b)");
+        rlx_gpu_define(l, "LV(k)", rlx_fmt("X%d(k)", x));
+        rlx_gpu_define(l, "SV(k, v)", rlx_fmt("X%d(k) = (v)", y));
+    } else {
+        /* a wrapping 32-bit sum, its low bits those of the C kernel's 64-bit one */
+        rlx_gpu_define(l, "ACC", "uint");
+        rlx_gpu_define(l, "ZERO", "0u");
+        rlx_gpu_define(l, "ADD(a, b)", "((a) + (b))");
+        rlx_gpu_define(l, "LV(k)", rlx_fmt("uint(L%d(k))", x));
+        const char *v = is_unsigned_dt(dt) ? "(v)" : "int(v)";
+        rlx_gpu_define(l, "SV(k, v)", rlx_fmt("S%d(k, %s)", y, wrap_int(dt, v)));
+    }
+    rlx_gpu_op(l, t->in[0], gt, 0);
+    rlx_gpu_op(l, t->out[0], gt, 1);
+    index_op(l, "AXV0", t->in[1], PI("axis_dtype"));
+    rlx_gpu_define(l, "AXV", "AXV0(0u)");
+    status_op(l);
+    int64_t n = numel_of(dims, rank);
+    rlx_gpu_const(l, "RANK", rank);
+    rlx_gpu_const(l, "NUMEL", n);
+    rlx_gpu_const(l, "EXCLUSIVE", PI("exclusive") != 0);
+    rlx_gpu_const(l, "REVERSE", PI("reverse") != 0);
+    rlx_gpu_array(l, "DIMS", dims, rank);
+    rlx_gpu_grid_1d(l, n, 128, lim);
+    l->trips = (uint64_t)rank + (uint64_t)longest;
+    return 1;
+}
+
+/* hardmax.kl. Trips: 2 LEN (the search, then the writes). */
+static int l_hardmax(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int64_t dt = PI("dtype"), len = PI("axis_len");
+    RlxGType gt = rlx_gtype_of((RlxDType)dt);
+    l->tmpl = "hardmax";
+    rlx_gpu_define(l, "ACC", dt == RLX_F64 ? "rlx_f64" : "float");
+    named(l, "DAT", t->in[0], gt, N_L);
+    named(l, "OUT", t->out[0], gt, N_S);
+    rlx_gpu_const(l, "LEN", len);
+    rlx_gpu_const(l, "INNER", PI("inner"));
+    rlx_gpu_grid_1d(l, PI("outer") * PI("inner"), 128, lim);
+    l->trips = 2 * (uint64_t)len;
+    return 1;
+}
+
+/* topk.kl. Trips: LEN (the elements one compares with). */
+static int l_topk(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int64_t dt = PI("dtype"), len = PI("axis_len"), inner = PI("inner");
+    RlxGType gt = rlx_gtype_of((RlxDType)dt);
+    l->tmpl = "topk";
+    if (is_wide_dt(dt)) {
+        gt = G_X64;
+        rlx_gpu_define(l, "CTYPE", "rlx_x64");
+        rlx_gpu_define(l, "CMPV(a, b)", dt == RLX_I64 ? "rs_cmp64(a, b, true)" : "rs_cmp64(a, b, false)");
+    } else {
+        rlx_gpu_define(l, "CTYPE", is_float_dt(dt) ? (dt == RLX_F64 ? "rlx_f64" : "float")
+                                                   : is_unsigned_dt(dt) ? "uint" : "int");
+        /* NaN above every number (only floats have one: a != a) */
+        rlx_gpu_define(l, "CMPV(a, b)", "((a) != (a) || (b) != (b) ? int((a) != (a)) - int((b) != (b)) "
+                                        ": int((a) > (b)) - int((a) < (b)))");
+    }
+    int64_t e = rlx_dtype_size((RlxDType)dt);
+    named(l, "CMP", t->in[0], gt, N_L);
+    named(l, "BYTES", t->in[0], rlx_gtype_bytes(e), N_X);
+    moved_out(l, "VAL", t->out[0], e);
+    moved_out(l, "IDX", t->out[1], 8);
+    rlx_gpu_const(l, "LEN", len);
+    rlx_gpu_const(l, "INNER", inner);
+    rlx_gpu_const(l, "K", PI("k"));
+    rlx_gpu_const(l, "LARGEST", PI("largest") != 0);
+    rlx_gpu_grid_1d(l, PI("outer") * len * inner, 128, lim);
+    l->trips = (uint64_t)len;
+    return 1;
+}
+
+/* onehot.kl. Trips: 0. */
+static int l_onehot(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int64_t e = PI("esize"), idt = PI("idx_dtype"), depth = PI("depth"), inner = PI("inner");
+    l->tmpl = "onehot";
+    int x = l->nops;
+    RlxGType it = is_wide_dt(idt) ? G_X64 : rlx_gtype_of((RlxDType)idt);
+    const char *ix;
+    if (is_wide_dt(idt)) ix = rlx_fmt("rs_idx64(X%d(k))", x);   /* u64 as its i64 bits, as there */
+    else if (idt == RLX_F64) ix = rlx_fmt("rs_f2i32_d(L%d(k))", x);
+    else if (is_float_dt(idt))
+        ix = rlx_fmt("rs_f2i32(L%d(k), -2147483648.0f, 2147483648.0f, int(0x80000000u), 2147483647)", x);
+    else if (idt == RLX_U32) ix = rlx_fmt("(L%d(k) > 0x7fffffffu ? 2147483647 : int(L%d(k)))", x, x);
+    else ix = rlx_fmt("int(L%d(k))", x);
+    rlx_gpu_define(l, "IDXV(k)", ix);
+    rlx_gpu_op(l, t->in[0], it, 0);
+    named(l, "VALS", t->in[2], rlx_gtype_bytes(e), N_X);
+    moved_out(l, "OUT", t->out[0], e);
+    rlx_gpu_const(l, "DEPTH", depth ? depth : 1);
+    rlx_gpu_const(l, "INNER", inner ? inner : 1);
+    rlx_gpu_grid_1d(l, PI("outer") * depth * inner, 128, lim);
+    return 1;
+}
+
+/* ---- TfIdfVectorizer ---- */
+
+/* tfidf.kl, its table read here too (a weight the compiler made, rk_ctrl.c):
+ * the kernel walks it at run time, the builder checks it and counts the
+ * trips. Trips: NGRAMS (the walk) + the most any column's grams run: per
+ * gram of n in [MIN_N, MAX_N], per distance d, P(d) = ROW_LEN - (n - 1) d
+ * starts (if positive), each comparing up to n tokens. */
+static int l_tfidf(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    const RlxValue *tv = &g->v[t->in[1].value];
+    int64_t len = PI("table_len"), row_len = PI("row_len"), min_n = PI("min_n"), max_n = PI("max_n");
+    int64_t skip = PI("max_skip");
+    if (!tv->data || len < 3) return 0;
+    int64_t ngrams = rlx_weight_i64(tv, 0), has_w = rlx_weight_i64(tv, 1), ncols = rlx_weight_i64(tv, 2);
+    if (ngrams < 0 || ncols < 1) return 0;
+    uint64_t *per_col = rlx_alloc(sizeof(uint64_t) * (size_t)ncols), most = 0;
+    int64_t at = 3;
+    for (int64_t gi = 0; gi < ngrams; gi++) {
+        if (at + 2 > len) return 0;
+        int64_t n = rlx_weight_i64(tv, at), col = rlx_weight_i64(tv, at + 1);
+        if (n < 1 || n > len || col < 0 || col >= ncols || at + 2 + n > len) return 0;
+        at += 2 + n;
+        if (n < min_n || n > max_n) continue;
+        int64_t maxd = n == 1 ? 1 : skip + 1;
+        for (int64_t d = 1; d <= maxd; d++) {
+            int64_t starts = row_len - (n - 1) * d;
+            per_col[col] += 1 + (starts > 0 ? (uint64_t)starts * (uint64_t)(1 + n) : 0);
+        }
+        most = per_col[col] > most ? per_col[col] : most;
+    }
+    if (at + (has_w ? ncols : 0) != len) return 0;
+    l->tmpl = "tfidf";
+    int x = l->nops;
+    rlx_gpu_define(l, "TOK(k)", PI("idx_dtype") == RLX_I64 ? rlx_fmt("X%d(k)", x)
+                                : rlx_fmt("RLX_X64(uint(L%d(k)), L%d(k) < 0 ? 0xffffffffu : 0u)", x, x));
+    rlx_gpu_op(l, t->in[0], PI("idx_dtype") == RLX_I64 ? G_X64 : G_I32, 0);
+    named(l, "TBL", t->in[1], G_X64, N_X);
+    named(l, "OUT", t->out[0], G_F32, N_S);
+    rlx_gpu_define(l, "SAMEP(a, b)", "((a).x == (b).x && (a).y == (b).y)");
+    rlx_gpu_const(l, "NGRAMS", ngrams);
+    rlx_gpu_const(l, "NCOLS", ncols);
+    rlx_gpu_const(l, "HAS_WEIGHTS", has_w != 0);
+    rlx_gpu_const(l, "WOFF", at);
+    rlx_gpu_const(l, "ROW_LEN", row_len);
+    rlx_gpu_const(l, "MIN_N", min_n);
+    rlx_gpu_const(l, "MAX_N", max_n);
+    rlx_gpu_const(l, "MAX_SKIP", skip);
+    rlx_gpu_const(l, "MODE", PI("mode"));
+    rlx_gpu_grid_1d(l, PI("rows") * ncols, 128, lim);
+    l->trips = (uint64_t)ngrams + most;
+    return 1;
+}
+
 RlxGpuBuilder rlx_gpu_builder_index(RlxKernelKind kind) {
     switch ((int)kind) {
     case RLX_K_nll_loss: case RLX_K_softmax_ce_loss: return l_loss;
     case RLX_K_gather_elements: return l_gather_elements;
+    case RLX_K_scatter_elements: return l_scatter_elements;
+    case RLX_K_gather_nd: return l_gather_nd;
+    case RLX_K_scatter_nd: return l_scatter_nd;
     case RLX_K_trilu: return l_trilu;
+    case RLX_K_cumsum: return l_cumsum;
+    case RLX_K_hardmax: return l_hardmax;
+    case RLX_K_topk: return l_topk;
+    case RLX_K_onehot: return l_onehot;
+    case RLX_K_tfidf: return l_tfidf;
     default: return NULL;
     }
 }

@@ -136,6 +136,14 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_SCELOSS,          RLX_DT_FLOATS},
     {RLX_OP_GATHERELEMENTS,   RLX_DT_ANY},
     {RLX_OP_TRILU,            RLX_DT_ANY},
+    {RLX_OP_CUMSUM,           RLX_DT_NUMERIC},
+    {RLX_OP_HARDMAX,          RLX_DT_FLOATS},
+    {RLX_OP_TFIDF,            RLX_DT(I32) | RLX_DT(I64)},
+    {RLX_OP_SCATTERELEMENTS,  RLX_DT_ANY},   /* data, updates */
+    {RLX_OP_ONEHOT,           RLX_DT_NUMERIC},   /* the indices; values moved by size */
+    {RLX_OP_GATHERND,         RLX_DT_ANY},
+    {RLX_OP_SCATTERND,        RLX_DT_ANY},
+    {RLX_OP_TOPK,             RLX_DT_NUMERIC},
 
     /* ---- launch_vision.c: Resize, ConvTranspose, GridSample, recurrent, quantized, signal ---- */
 

@@ -154,7 +154,252 @@ def trilu_lower_bytes(m, r):
     m.node("Trilu", ["x"], "y", upper=0)
 
 
+def scatter_elements_dup_none(m, r):
+    # duplicates along axis 0 (the last update wins), negative indices, 3 x 6 updates into 4 x 7
+    x = m.inp("x", randn(r, 4, 7))
+    idx = np.array([[0, 1, -1, 3, 2, 0], [0, -3, 3, 3, 2, 1], [-4, 1, 0, 2, 2, 0]], I64)
+    m.inp("i", idx)
+    u = m.inp("u", randn(r, 3, 6))
+    y = x.copy()
+    for a in range(3):
+        for b in range(6):
+            y[idx[a, b] % 4, b] = u[a, b]
+    m.out("y", y)
+    m.node("ScatterElements", ["x", "i", "u"], "y", axis=0)
+
+
+def scatter_elements_add_i64(m, r):
+    # reduction add of i64 sums that carry past 32 bits, along axis 1 (i32 indices)
+    x = m.inp("x", r.integers(2 ** 32 - 50, 2 ** 32 + 50, (3, 5)).astype(I64))
+    idx = m.inp("i", r.integers(-5, 5, (3, 4)).astype(I32))
+    u = m.inp("u", r.integers(2 ** 31, 2 ** 33, (3, 4)).astype(I64))
+    y = x.copy()
+    np.add.at(y, (np.arange(3)[:, None], idx % 5), u)
+    m.out("y", y)
+    m.node("ScatterElements", ["x", "i", "u"], "y", axis=1, reduction="add")
+
+
+def scatter_elements_mul_u8(m, r):
+    # reduction mul of u8 that wraps, duplicate indices
+    x = m.inp("x", r.integers(1, 255, (6,)).astype(U8))
+    idx = m.weight("i", np.array([1, 4, 1, -1, 0, 1], I64))
+    u = m.inp("u", r.integers(2, 200, (6,)).astype(U8))
+    y = x.astype(np.int64)
+    for k in range(6):
+        y[idx[k] % 6] = (y[idx[k] % 6] * u[k]) & 0xff
+    m.out("y", y.astype(U8))
+    m.node("ScatterElements", ["x", "i", "u"], "y", axis=0, reduction="mul")
+    # and i64 products that wrap past 64 bits (in int64 arithmetic)
+    x64 = m.inp("x64", r.integers(-2 ** 40, 2 ** 40, (6,)).astype(I64))
+    u64 = m.inp("u64", r.integers(-2 ** 30, 2 ** 30, (6,)).astype(I64))
+    y64 = x64.copy()
+    with np.errstate(over="ignore"):
+        for k in range(6):
+            y64[idx[k] % 6] *= u64[k]
+    m.out("y64", y64)
+    m.node("ScatterElements", ["x64", "i", "u64"], "y64", axis=0, reduction="mul")
+
+
+def scatter_elements_add_f16_bool_mul(m, r):
+    # f16 sums (one rounding each, as the C kernel's double then f16), and bools' mul (and)
+    x = m.inp("x", randn(r, 5, 3, dtype=F16))
+    idx = m.inp("i", r.integers(0, 5, (4, 3)).astype(I64))
+    u = m.inp("u", randn(r, 4, 3, dtype=F16))
+    y = x.copy()
+    for a in range(4):
+        for b in range(3):
+            y[idx[a, b], b] = F16(F32(y[idx[a, b], b]) + F32(u[a, b]))
+    m.out("y", y)
+    m.node("ScatterElements", ["x", "i", "u"], "y", axis=0, reduction="add")
+    bx = m.inp("bx", r.integers(0, 2, (4, 4)).astype(bool))
+    bu = m.inp("bu", r.integers(0, 2, (4, 2)).astype(bool))
+    bi = m.weight("bi", np.array([[3, 3], [0, 1], [2, 2], [1, -1]], I64))
+    by = bx.copy()
+    for a in range(4):
+        for b in range(2):
+            by[a, bi[a, b] % 4] &= bu[a, b]
+    m.out("by", by)
+    m.node("ScatterElements", ["bx", "bi", "bu"], "by", axis=1, reduction="mul")
+
+
+def scatter_nd_slices_dup(m, r):
+    # tuples of 1 entry addressing (4 x 3) slices, a duplicate (the last wins), a negative entry
+    x = m.inp("x", randn(r, 5, 4, 3))
+    idx = np.array([[2], [-1], [0], [2]], I64)
+    m.inp("i", idx)
+    u = m.inp("u", randn(r, 4, 4, 3))
+    y = x.copy()
+    for k in range(4):
+        y[idx[k, 0]] = u[k]
+    m.out("y", y)
+    m.node("ScatterND", ["x", "i", "u"], "y")
+
+
+def scatter_nd_add_mul(m, r):
+    # tuples of 2 entries (slices of 3), reductions add (i32) and mul (f32), duplicates
+    xi = m.inp("xi", r.integers(-100, 100, (4, 5, 3)).astype(I32))
+    idx = m.weight("i", np.array([[1, 2], [3, -1], [1, 2], [0, 0], [-4, 2]], I64))
+    ui = m.inp("ui", r.integers(-100, 100, (5, 3)).astype(I32))
+    yi = xi.copy()
+    for k in range(5):
+        yi[idx[k, 0], idx[k, 1]] += ui[k]
+    m.out("yi", yi)
+    m.node("ScatterND", ["xi", "i", "ui"], "yi", reduction="add")
+    xf = m.inp("xf", randn(r, 4, 5, 3))
+    uf = m.inp("uf", randn(r, 5, 3))
+    yf = xf.copy()
+    for k in range(5):
+        yf[idx[k, 0], idx[k, 1]] *= uf[k]
+    m.out("yf", yf)
+    m.node("ScatterND", ["xf", "i", "uf"], "yf", reduction="mul")
+
+
+def gather_nd_batch_negative(m, r):
+    # batch_dims 1: 2 batches of 6 tuples of 2 entries into (5, 3) of slices of 4
+    x = m.inp("x", randn(r, 2, 5, 3, 4))
+    idx = np.stack([r.integers(-5, 5, (2, 6)), r.integers(-3, 3, (2, 6))], axis=-1).astype(I64)
+    m.inp("i", idx)
+    y = np.stack([x[b][idx[b, :, 0], idx[b, :, 1]] for b in range(2)])
+    m.out("y", y)
+    m.node("GatherND", ["x", "i"], "y", batch_dims=1)
+
+
+def gather_nd_i32_whole(m, r):
+    # i32 tuples addressing single i64 elements
+    x = m.inp("x", r.integers(-2 ** 40, 2 ** 40, (3, 4)).astype(I64))
+    idx = m.weight("i", np.array([[[0, -1], [2, 3]], [[1, 1], [-3, 0]]], I32))
+    m.out("y", x[idx[..., 0], idx[..., 1]])
+    m.node("GatherND", ["x", "i"], "y")
+
+
+# ---- shape and norm kernels ----
+
+def cumsum_exclusive_reverse(m, r):
+    # the axis an input read at run time (negative), exclusive and reverse
+    x = m.inp("x", randn(r, 3, 7, 5))
+    m.inp("axis", np.array(-2, I32))
+    y = np.flip(np.cumsum(np.flip(x, 1), axis=1, dtype=F32), 1) - x
+    m.out("y", y)
+    m.node("CumSum", ["x", "axis"], "y", exclusive=1, reverse=1)
+
+
+def cumsum_ints(m, r):
+    # i64 sums that carry past 32 bits (axis 0, an i64 axis), and u8 sums that wrap (axis 1)
+    x = m.inp("x", r.integers(2 ** 31, 2 ** 33, (6, 3)).astype(I64))
+    m.inp("a0", np.array(0, I64))
+    m.out("y", np.cumsum(x, axis=0))
+    m.node("CumSum", ["x", "a0"], "y")
+    b = m.inp("b", r.integers(0, 255, (2, 9)).astype(U8))
+    m.weight("a1", np.array(1, I32))
+    m.out("yb", (np.cumsum(b.astype(np.int64), axis=1) & 0xff).astype(U8))
+    m.node("CumSum", ["b", "a1"], "yb")
+
+
+def hardmax_ties_nan(m, r):
+    # ties (the first wins) and NaN (the first NaN wins) along the middle axis
+    x = np.array([0.0, 2.0, 1.0])[r.integers(0, 3, (3, 6, 4))].astype(F32)
+    x[1, 3, 2] = x[1, 5, 2] = np.nan
+    m.inp("x", x)
+    f = np.where(np.isnan(x), np.inf, x)
+    y = (np.arange(6)[None, :, None] == np.argmax(f, axis=1)[:, None, :]).astype(F32)
+    m.out("y", y)
+    m.node("Hardmax", ["x"], "y", axis=1)
+
+
+def topk_ties_nan(m, r):
+    # the 4 largest of 11 along axis 1: tied values (the lower index first) and NaN (largest)
+    x = np.array([0.0, 1.0, -1.0, 2.0])[r.integers(0, 4, (3, 11, 2))].astype(F32)
+    x[0, 7, 1] = x[2, 2, 0] = x[2, 9, 0] = np.nan
+    m.inp("x", x)
+    m.ints("k", [4])
+    order = np.argsort(-np.where(np.isnan(x), np.inf, x), axis=1, kind="stable")[:, :4]
+    m.out("v", np.take_along_axis(x, order, axis=1))
+    m.out("i", order.astype(I64))
+    m.node("TopK", ["x", "k"], ["v", "i"], axis=1)
+
+
+def topk_smallest_i64(m, r):
+    # the 3 smallest i64 (values past 32 bits, signed) along the last axis, ties
+    x = m.inp("x", np.array([-2 ** 40, 5, 2 ** 33, -1, 0])[r.integers(0, 5, (4, 9))].astype(I64))
+    m.ints("k", [3])
+    order = np.argsort(x, axis=1, kind="stable")[:, :3]
+    m.out("v", np.take_along_axis(x, order, axis=1))
+    m.out("i", order.astype(I64))
+    m.node("TopK", ["x", "k"], ["v", "i"], axis=-1, largest=0)
+
+
+def onehot_float_indices(m, r):
+    # f32 indices, truncated; negative ones count from the depth; out of range: all off
+    idx = m.inp("i", np.array([[0.0, 2.7, -1.0], [-5.5, 7.0, 4.0]], F32))
+    m.ints("depth", [5])
+    m.weight("vals", np.array([-2.0, 3.5], F32))
+    t = np.trunc(idx).astype(np.int64)
+    t = np.where((t < 0) & (t >= -5), t + 5, t)
+    m.out("y", np.where(np.arange(5)[None, :, None] == t[:, None, :], F32(3.5), F32(-2.0)))
+    m.node("OneHot", ["i", "depth", "vals"], "y", axis=1)
+
+
+def onehot_f64_i64(m, r):
+    # f64 indices just below an integer (truncated in double), and i64 indices past int32
+    di = m.inp("di", np.array([2.9999999999, -0.9999999999, 3.0], F64))
+    m.ints("depth", [4])
+    m.weight("vals", np.array([0, 1], np.int8))
+    t = np.trunc(di).astype(np.int64)
+    t = np.where((t < 0) & (t >= -4), t + 4, t)
+    m.out("y", (np.arange(4)[None, :] == t[:, None]).astype(np.int8))
+    m.node("OneHot", ["di", "depth", "vals"], "y", axis=-1)
+    ii = m.inp("ii", np.array([1, -2, 2 ** 33 + 1, -(2 ** 33) + 3], I64))
+    t = np.where((ii < 0) & (ii >= -4), ii + 4, ii)
+    m.out("yi", (np.arange(4)[:, None] == t[None, :]).astype(np.int8))
+    m.node("OneHot", ["ii", "depth", "vals"], "yi", axis=0)
+
+
+def tfidf_ref(tokens, pool, counts, indexes, weights, lo, hi, skip, mode):
+    """TfIdfVectorizer by its definition: each gram of n in [lo, hi] counted at every start and item
+    distance 1 .. skip + 1 (unigrams once per start), into its column; TF, IDF or TFIDF."""
+    rows = np.atleast_2d(tokens)
+    grams, starts = [], list(counts) + [len(pool)]
+    for n in range(1, len(counts) + 1):
+        for j in range(starts[n - 1], starts[n], n):
+            grams.append(tuple(pool[j:j + n]))
+    y = np.zeros((rows.shape[0], max(indexes) + 1), F32)
+    for r, row in enumerate(rows):
+        for g, col in zip(grams, indexes):
+            n = len(g)
+            if not lo <= n <= hi:
+                continue
+            for d in range(1, 2 if n == 1 else skip + 2):
+                for s in range(len(row) - (n - 1) * d):
+                    y[r, col] += all(row[s + k * d] == g[k] for k in range(n))
+    w = np.array(weights, F64)
+    if mode == "IDF":
+        y = np.where(y > 0, w, 0)
+    elif mode == "TFIDF":
+        y = y * w
+    return y.astype(F32).reshape(np.shape(tokens)[:-1] + (y.shape[1],))
+
+
+def tfidf_uni_bigrams(m, r):
+    # unigrams and bigrams with skips, TFIDF with weights, rows of i32 tokens; a second node on
+    # i64 tokens past int32 in IDF mode
+    toks = m.inp("t", np.array([[2, 3, 5, 4, 5, 6, 7, 8, 6, 7, 5, 6], [5, 6, 6, 7, 7, 8, 2, 2, 3, 9, 5, 5]], I32))
+    pool, w = [2, 3, 5, 4, 5, 6, 7, 8, 6, 7], [0.5, 1.0, 1.5, 2.0, 0.25, 3.0, 0.1]
+    m.out("y", tfidf_ref(toks, pool, [0, 4], range(7), w, 1, 2, 2, "TFIDF"))
+    m.node("TfIdfVectorizer", ["t"], "y", mode="TFIDF", min_gram_length=1, max_gram_length=2, max_skip_count=2,
+           ngram_counts=[0, 4], ngram_indexes=[0, 1, 2, 3, 4, 5, 6], pool_int64s=pool, weights=w)
+    big = 1 << 40
+    b = m.inp("b", np.array([big + 1, big, big + 1, 7, big, big + 1], I64))
+    pool, w = [big, big + 1, big + 1, big, 7, 7], [1.25, 0.5, 2.0]
+    m.out("yb", tfidf_ref(b, pool, [0, 0], range(3), w, 2, 2, 1, "IDF"))
+    m.node("TfIdfVectorizer", ["b"], "yb", mode="IDF", min_gram_length=2, max_gram_length=2, max_skip_count=1,
+           ngram_counts=[0, 0], ngram_indexes=[0, 1, 2], pool_int64s=pool, weights=w)
+
 CASES = [nll_weight_ii_mean, nll_many_positions_sum, nll_none_f64_high_ii, nll_all_ignored_mean,
          sce_log_prob_none_nan, sce_weight_mean_many, sce_f16_sum,
          gather_elements_negative, gather_elements_i32_bytes,
-         trilu_upper_k_input, trilu_lower_i64_far_k, trilu_lower_bytes]
+         scatter_elements_dup_none, scatter_elements_add_i64, scatter_elements_mul_u8,
+         scatter_elements_add_f16_bool_mul, scatter_nd_slices_dup, scatter_nd_add_mul, gather_nd_batch_negative,
+         gather_nd_i32_whole,
+         trilu_upper_k_input, trilu_lower_i64_far_k, trilu_lower_bytes, cumsum_exclusive_reverse, cumsum_ints,
+         hardmax_ties_nan, topk_ties_nan, topk_smallest_i64, onehot_float_indices, onehot_f64_i64,
+         tfidf_uni_bigrams]
