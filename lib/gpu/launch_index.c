@@ -89,6 +89,28 @@ static const char *elem_value(int64_t bits, int64_t esize) {
     }
 }
 
+/* a float literal of v rounded to float (as launch.c's epilogue prints them) */
+static const char *float_lit(double v) {
+    const char *s = rlx_fmt("%.9g", (double)(float)v);
+    if (!strpbrk(s, ".eEn")) s = rlx_fmt("%s.0", s);
+    return rlx_fmt("%sf", s);
+}
+
+/* a double as the sum of three floats (exact within floats' exponent
+ * range), for GLSL, which has no double literal without a suffix; each
+ * float printed with 17 digits, since glslang converts a float literal to
+ * double from its decimal text (0.333333343f would become 0.333333343) */
+static const char *double_lit(double v) {
+    float hi = (float)v, mid = (float)(v - (double)hi), lo = (float)(v - (double)hi - (double)mid);
+    const char *p[3];
+    float f[3] = {hi, mid, lo};
+    for (int i = 0; i < 3; i++) {
+        p[i] = rlx_fmt("%.17g", (double)f[i]);
+        if (!strpbrk(p[i], ".eEn")) p[i] = rlx_fmt("%s.0", p[i]);
+    }
+    return rlx_fmt("(rlx_f64(%sf) + rlx_f64(%sf) + rlx_f64(%sf))", p[0], p[1], p[2]);
+}
+
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* The float accumulator of a float dtype (double for f64) and its math. */
@@ -441,6 +463,179 @@ static int l_onehot(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
     return 1;
 }
 
+/* eye.kl. Trips: 0. */
+static int l_eye(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int64_t e = PI("esize"), rows = PI("rows"), cols = PI("cols"), k = PI("k");
+    l->tmpl = "eye";
+    moved_out(l, "OUT", t->out[0], e);
+    rlx_gpu_define(l, "ONE", elem_value(PI("one_bits"), e));
+    rlx_gpu_define(l, "ZERO", elem_value(0, e));
+    rlx_gpu_const(l, "COLS", cols ? cols : 1);
+    rlx_gpu_const(l, "K", k <= -rows || k >= cols ? cols : k);   /* cols: no diagonal (col - row < cols) */
+    rlx_gpu_grid_1d(l, rows * cols, 128, lim);
+    return 1;
+}
+
+/* range.kl. Trips: 0. */
+static int l_range(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int64_t dt = PI("dtype");
+    RlxGType gt = rlx_gtype_of((RlxDType)dt);
+    l->tmpl = "range";
+    named(l, "OUT", t->out[0], gt, N_S);
+    int kind = dt == RLX_F64 ? 1 : is_float_dt(dt) ? 0 : is_wide_dt(dt) ? 3 : 2;
+    rlx_gpu_const(l, "KIND", kind);
+    uint64_t is = (uint64_t)PI("istart"), id = (uint64_t)PI("idelta");
+    if (kind == 0) {
+        rlx_gpu_define(l, "START", float_lit(PF("fstart")));
+        rlx_gpu_define(l, "DELTA", float_lit(PF("fdelta")));
+    } else if (kind == 1) {
+        rlx_gpu_define(l, "START", double_lit(PF("fstart")));
+        rlx_gpu_define(l, "DELTA", double_lit(PF("fdelta")));
+    } else if (kind == 2) {
+        rlx_gpu_define(l, "START", rlx_fmt("%lluu", (unsigned long long)(is & 0xffffffffu)));
+        rlx_gpu_define(l, "DELTA", rlx_fmt("%lluu", (unsigned long long)(id & 0xffffffffu)));
+        rlx_gpu_define(l, "WRAPV(v)", wrap_int(dt, is_unsigned_dt(dt) ? "(v)" : "int(v)"));
+    } else {
+        rlx_gpu_define(l, "START", rlx_fmt("((rlx_u64(%lluu) << 32) | rlx_u64(%lluu))", (unsigned long long)(is >> 32),
+                                           (unsigned long long)(is & 0xffffffffu)));
+        rlx_gpu_define(l, "DELTA", rlx_fmt("((rlx_u64(%lluu) << 32) | rlx_u64(%lluu))", (unsigned long long)(id >> 32),
+                                           (unsigned long long)(id & 0xffffffffu)));
+        rlx_gpu_define(l, "VAL64(v)", dt == RLX_I64 ? "rlx_i64(v)" : "(v)");
+    }
+    rlx_gpu_grid_1d(l, PI("n"), 128, lim);
+    return 1;
+}
+
+/* reverse_sequence.kl. Trips: RANK. */
+static int l_reverse_sequence(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int rank = (int)PI("rank"), ta = (int)PI("time_axis"), ba = (int)PI("batch_axis");
+    int64_t e = PI("esize"), dims[RLX_MAX_RANK], st[RLX_MAX_RANK];
+    rlx_tk_get_a(t, "dims", dims);
+    strides_of(dims, rank, st);
+    l->tmpl = "reverse_sequence";
+    named(l, "DAT", t->in[0], rlx_gtype_bytes(e), N_X);
+    index_op(l, "LENV", t->in[1], PI("len_dtype"));
+    moved_out(l, "OUT", t->out[0], e);
+    status_op(l);
+    rlx_gpu_const(l, "RANK", rank);
+    rlx_gpu_const(l, "TIME_AXIS", ta);
+    rlx_gpu_const(l, "BATCH_AXIS", ba);
+    rlx_gpu_const(l, "TLEN", dims[ta]);
+    rlx_gpu_const(l, "TSTRIDE", st[ta]);
+    rlx_gpu_array(l, "DIMS", dims, rank);
+    rlx_gpu_grid_1d(l, numel_of(dims, rank), 128, lim);
+    l->trips = (uint64_t)rank;
+    return 1;
+}
+
+/* ---- vision: MaxUnpool ---- */
+
+/* max_unpool.kl. Trips: RANK + NIN (every input index, for each output
+ * element: the C kernel's writes in order, without a scatter's races). */
+static int l_max_unpool(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int rank = (int)PI("rank");
+    int64_t e = PI("esize"), ud[RLX_MAX_RANK], od[RLX_MAX_RANK], nin = PI("in_numel");
+    rlx_tk_get_a(t, "unpooled_dims", ud);
+    rlx_tk_get_a(t, "out_dims", od);
+    for (int a = 0; a < rank; a++)
+        if (ud[a] > od[a]) return 0;
+    l->tmpl = "max_unpool";
+    named(l, "DAT", t->in[0], rlx_gtype_bytes(e), N_X);
+    named(l, "IDX", t->in[1], G_X64, N_X);
+    moved_out(l, "OUT", t->out[0], e);
+    status_op(l);
+    rlx_gpu_define(l, "ZERO", elem_value(0, e));
+    rlx_gpu_const(l, "RANK", rank);
+    rlx_gpu_const(l, "NIN", nin);
+    rlx_gpu_const(l, "UNPOOLED", numel_of(ud, rank));
+    rlx_gpu_array(l, "UDIMS", ud, rank);
+    rlx_gpu_array(l, "ODIMS", od, rank);
+    rlx_gpu_grid_1d(l, numel_of(od, rank), 128, lim);
+    l->trips = (uint64_t)rank + (uint64_t)nin;
+    return 1;
+}
+
+/* ---- normalizations (f32) ---- */
+
+/* lpnorm.kl. Trips: 2 LEN. */
+static int l_lpnorm(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int64_t len = PI("axis_len"), p = PI("p");
+    if (p != 1 && p != 2) return 0;
+    l->tmpl = "lpnorm";
+    named(l, "DAT", t->in[0], G_F32, N_L);
+    named(l, "OUT", t->out[0], G_F32, N_S);
+    rlx_gpu_const(l, "LEN", len);
+    rlx_gpu_const(l, "INNER", PI("inner"));
+    rlx_gpu_const(l, "P", p);
+    rlx_gpu_grid_1d(l, PI("outer") * PI("inner"), 128, lim);
+    l->trips = 2 * (uint64_t)len;
+    return 1;
+}
+
+/* mvn.kl. Trips: NK (the kept coordinates) + 3 passes of ceil(NRED / 128)
+ * elements, each NR coordinates and itself, + 14 (two trees). */
+static int l_mvn(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int rank = (int)PI("rank");
+    int64_t dims[RLX_MAX_RANK], mask[RLX_MAX_RANK], st[RLX_MAX_RANK];
+    rlx_tk_get_a(t, "dims", dims);
+    rlx_tk_get_a(t, "mask", mask);
+    strides_of(dims, rank, st);
+    int64_t kd[RLX_MAX_RANK], ks[RLX_MAX_RANK], rd[RLX_MAX_RANK], rs[RLX_MAX_RANK], rows = 1, nred = 1;
+    int nk = 0, nr = 0;
+    for (int a = 0; a < rank; a++) {
+        if (mask[a]) {
+            rd[nr] = dims[a];
+            rs[nr++] = st[a];
+            nred *= dims[a];
+        } else {
+            kd[nk] = dims[a];
+            ks[nk++] = st[a];
+            rows *= dims[a];
+        }
+    }
+    l->tmpl = "mvn";
+    named(l, "DAT", t->in[0], G_F32, N_L);
+    named(l, "OUT", t->out[0], G_F32, N_S);
+    rlx_gpu_const(l, "NK", nk);
+    rlx_gpu_const(l, "NR", nr);
+    rlx_gpu_const(l, "ROWS", rows);
+    rlx_gpu_const(l, "NRED", nred);
+    rlx_gpu_array(l, "KDIMS", kd, nk);
+    rlx_gpu_array(l, "KSTR", ks, nk);
+    rlx_gpu_array(l, "RDIMS", rd, nr);
+    rlx_gpu_array(l, "RSTR", rs, nr);
+    rlx_gpu_grid_1d(l, rows * 128, 128, lim);   /* a workgroup per kept coordinate */
+    l->shared_bytes = 128 * 4;
+    l->trips = (uint64_t)nk + 3 * cdiv((uint64_t)nred, 128) * (1 + (uint64_t)nr) + 14;
+    return 1;
+}
+
+/* lrn.kl. Trips: size (the channels summed). */
+static int l_lrn(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int64_t size = PI("size"), c = PI("c"), hw = PI("hw");
+    if (size < 1) return 0;
+    l->tmpl = "lrn";
+    named(l, "DAT", t->in[0], G_F32, N_L);
+    named(l, "OUT", t->out[0], G_F32, N_S);
+    rlx_gpu_const(l, "C", c);
+    rlx_gpu_const(l, "HW", hw ? hw : 1);
+    rlx_gpu_const(l, "BEFORE", (size - 1) / 2);
+    rlx_gpu_const(l, "AFTER", size / 2);
+    rlx_gpu_define(l, "ALPHA_N", float_lit(PF("alpha") / (double)size));
+    rlx_gpu_define(l, "BETA", float_lit(PF("beta")));
+    rlx_gpu_define(l, "BIAS", float_lit(PF("bias")));
+    rlx_gpu_grid_1d(l, PI("n") * c * hw, 128, lim);
+    l->trips = (uint64_t)size;
+    return 1;
+}
+
 /* ---- TfIdfVectorizer ---- */
 
 /* tfidf.kl, its table read here too (a weight the compiler made, rk_ctrl.c):
@@ -506,6 +701,13 @@ RlxGpuBuilder rlx_gpu_builder_index(RlxKernelKind kind) {
     case RLX_K_topk: return l_topk;
     case RLX_K_onehot: return l_onehot;
     case RLX_K_tfidf: return l_tfidf;
+    case RLX_K_eye: return l_eye;
+    case RLX_K_range: return l_range;
+    case RLX_K_reverse_sequence: return l_reverse_sequence;
+    case RLX_K_max_unpool: return l_max_unpool;
+    case RLX_K_lpnorm_f32: return l_lpnorm;
+    case RLX_K_mvn_f32: return l_mvn;
+    case RLX_K_lrn_f32: return l_lrn;
     default: return NULL;
     }
 }

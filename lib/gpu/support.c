@@ -144,6 +144,13 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_GATHERND,         RLX_DT_ANY},
     {RLX_OP_SCATTERND,        RLX_DT_ANY},
     {RLX_OP_TOPK,             RLX_DT_NUMERIC},
+    {RLX_OP_EYELIKE,          RLX_DT_ANY},
+    {RLX_OP_RANGE,            RLX_DT_NUMERIC},
+    {RLX_OP_REVERSESEQUENCE,  RLX_DT_ANY},
+    {RLX_OP_MAXUNPOOL,        RLX_DT_ANY},   /* moves bytes */
+    {RLX_OP_LPNORM,           RLX_DT_F32},
+    {RLX_OP_MVN,              RLX_DT_F32},
+    {RLX_OP_LRN,              RLX_DT_F32},
 
     /* ---- launch_vision.c: Resize, ConvTranspose, GridSample, recurrent, quantized, signal ---- */
 

@@ -394,6 +394,123 @@ def tfidf_uni_bigrams(m, r):
     m.node("TfIdfVectorizer", ["b"], "yb", mode="IDF", min_gram_length=2, max_gram_length=2, max_skip_count=1,
            ngram_counts=[0, 0], ngram_indexes=[0, 1, 2], pool_int64s=pool, weights=w)
 
+def eyelike_offsets(m, r):
+    # k above the diagonal on i64 (8-byte ones), k below on u8, k past the columns (all zeros) on f32
+    a = m.inp("a", np.zeros((5, 7), I64))
+    m.out("ya", np.eye(5, 7, 2, dtype=I64))
+    m.node("EyeLike", ["a"], "ya", k=2)
+    b = m.inp("b", np.zeros((6, 4), F32))
+    m.out("yb", np.eye(6, 4, -3, dtype=U8))
+    m.node("EyeLike", ["b"], "yb", k=-3, dtype="u8")
+    m.out("yc", np.zeros((6, 4), F32))
+    m.node("EyeLike", ["b"], "yc", k=9)
+
+
+def range_large(m, r):
+    # outputs past the constant folder's 16 MB, so the kernel runs: f32 and i64 (a negative delta)
+    n = (1 << 22) + 3
+    s, d = F32(0.3), F32(0.1)   # not dyadic: the rounding of start + i * delta matters
+    m.weight("s", np.array(s, F32))
+    m.weight("l", np.array(float(s) + float(d) * (n - 0.5), F32))
+    m.weight("d", np.array(d, F32))
+    m.out("y", (np.float64(s) + np.arange(n) * np.float64(d)).astype(F32))
+    m.node("Range", ["s", "l", "d"], "y")
+    k = (1 << 21) + 5
+    m.weight("si", np.array(3 << 32, I64))
+    m.weight("li", np.array((3 << 32) - 7 * k, I64))
+    m.weight("di", np.array(-7, I64))
+    m.out("yi", (3 << 32) - 7 * np.arange(k, dtype=I64))
+    m.node("Range", ["si", "li", "di"], "yi")
+    # i32 from the top of its range down
+    n32 = (1 << 22) + 9
+    m.weight("s32", np.array(2 ** 31 - 1, I32))
+    m.weight("l32", np.array(2 ** 31 - 1 - 3 * n32, I32))
+    m.weight("d32", np.array(-3, I32))
+    m.out("y32", (2 ** 31 - 1 - 3 * np.arange(n32, dtype=I64)).astype(I32))
+    m.node("Range", ["s32", "l32", "d32"], "y32")
+
+
+def range_large_f64(m, r):
+    # f64, start and delta not floats: the same bits as the C kernel (each constant exact)
+    m.tol = {"rtol": 1e-15, "atol": 0.0}
+    k = (1 << 21) + 5
+    m.weight("sd", np.array(1.0 / 3.0, F64))
+    m.weight("ld", np.array(1.0 / 3.0 + 0.7 * (k - 0.5), F64))
+    m.weight("dd", np.array(0.7, F64))
+    m.out("yd", 1.0 / 3.0 + np.arange(k) * 0.7)
+    m.node("Range", ["sd", "ld", "dd"], "yd")
+
+
+def reverse_sequence_axes(m, r):
+    # time axis 0 / batch axis 1 with i64 lengths (0 and the full length among them), and the
+    # transposed layout with i32 lengths on 8-byte elements
+    x = m.inp("x", randn(r, 6, 4, 3))
+    lens = m.inp("l", np.array([6, 0, 3, 1], I64))
+    y = x.copy()
+    for b in range(4):
+        y[:lens[b], b] = x[:lens[b], b][::-1]
+    m.out("y", y)
+    m.node("ReverseSequence", ["x", "l"], "y", time_axis=0, batch_axis=1)
+    xb = m.inp("xb", r.integers(-2 ** 40, 2 ** 40, (3, 5, 2)).astype(I64))
+    lb = m.weight("lb", np.array([2, 5, 4], I32))
+    yb = xb.copy()
+    for b in range(3):
+        yb[b, :lb[b]] = xb[b, :lb[b]][::-1]
+    m.out("yb", yb)
+    m.node("ReverseSequence", ["xb", "lb"], "yb", time_axis=1, batch_axis=0)
+
+
+def max_unpool_shape_dups(m, r):
+    # indices from the data (a duplicate: the later input wins), into an output_shape larger than
+    # the default unpooled shape
+    x = m.inp("x", randn(r, 1, 2, 2, 3))
+    idx = np.array([[[[0, 3, 5], [13, 13, 20]], [[26, 24, 30], [33, 35, 40]]]], I64)
+    m.inp("i", idx)
+    m.ints("shape", [1, 2, 5, 7])
+    y = np.zeros((1, 2, 5, 7), F32)
+    flat = y.reshape(2, 5, 7)
+    for c in range(2):
+        for a in range(2):
+            for b in range(3):
+                q = idx[0, c, a, b]   # over the unpooled (1, 2, 4, 6) tensor
+                flat[q // 24, (q % 24) // 6, q % 6] = x[0, c, a, b]
+    m.out("y", y)
+    m.node("MaxUnpool", ["x", "i", "shape"], "y", kernel_shape=[2, 2], strides=[2, 2])
+
+
+def lpnorm_p1_p2(m, r):
+    x = m.inp("x", randn(r, 3, 5, 4))
+    n1 = np.abs(x).sum(axis=1, keepdims=True)
+    m.out("y1", x / n1)
+    m.node("LpNormalization", ["x"], "y1", axis=1, p=1)
+    z = randn(r, 4, 7)
+    z[2] = 0.0   # a zero norm: 0
+    m.inp("z", z)
+    n2 = np.sqrt((z * z).sum(axis=-1, keepdims=True))
+    m.out("y2", np.where(n2 != 0, z / np.where(n2 != 0, n2, 1), 0).astype(F32))
+    m.node("LpNormalization", ["z"], "y2", axis=-1, p=2)
+
+
+def mvn_wide(m, r):
+    # the default axes [0, 2, 3]: 3 * 7 * 9 = 189 elements per channel, past a workgroup's 128
+    x = m.inp("x", randn(r, 3, 5, 7, 9) * 2 + 1)
+    mean = x.mean(axis=(0, 2, 3), keepdims=True)
+    sd = np.sqrt(((x - mean) ** 2).mean(axis=(0, 2, 3), keepdims=True))
+    m.out("y", ((x - mean) / (sd + 1e-9)).astype(F32))
+    m.node("MeanVarianceNormalization", ["x"], "y")
+
+
+def lrn_odd_even(m, r):
+    x = m.inp("x", randn(r, 2, 7, 5, 3))
+    for size, name in ((3, "y3"), (4, "y4")):
+        sq = np.zeros_like(x, dtype=F64)
+        for c in range(7):
+            lo, hi = max(0, c - (size - 1) // 2), min(6, c + size // 2)
+            sq[:, c] = (x[:, lo:hi + 1].astype(F64) ** 2).sum(axis=1)
+        m.out(name, (x / (2.0 + 0.5 / size * sq) ** 0.6).astype(F32))
+        m.node("LRN", ["x"], name, size=size, alpha=0.5, beta=0.6, bias=2.0)
+
+
 CASES = [nll_weight_ii_mean, nll_many_positions_sum, nll_none_f64_high_ii, nll_all_ignored_mean,
          sce_log_prob_none_nan, sce_weight_mean_many, sce_f16_sum,
          gather_elements_negative, gather_elements_i32_bytes,
@@ -402,4 +519,6 @@ CASES = [nll_weight_ii_mean, nll_many_positions_sum, nll_none_f64_high_ii, nll_a
          gather_nd_i32_whole,
          trilu_upper_k_input, trilu_lower_i64_far_k, trilu_lower_bytes, cumsum_exclusive_reverse, cumsum_ints,
          hardmax_ties_nan, topk_ties_nan, topk_smallest_i64, onehot_float_indices, onehot_f64_i64,
-         tfidf_uni_bigrams]
+         tfidf_uni_bigrams, eyelike_offsets, range_large, range_large_f64,
+         reverse_sequence_axes, max_unpool_shape_dups,
+         lpnorm_p1_p2, mvn_wide, lrn_odd_even]
