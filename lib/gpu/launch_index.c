@@ -1,4 +1,9 @@
-/* launch_index.c - the GPU launches of losses (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss), the index and scatter kernels, Trilu, CumSum, Hardmax, TopK and the small shape kernels (gpu.h: RlxGpuBuilder).
+/* launch_index.c - the GPU launches (gpu.h: RlxGpuBuilder) of the losses
+ * (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss), the index and
+ * scatter kernels (GatherElements, GatherND, ScatterElements, ScatterND),
+ * Trilu, CumSum, Hardmax, TopK, the small shape kernels (EyeLike, OneHot,
+ * Range, ReverseSequence), MaxUnpool, the f32 normalizations LpNorm, MVN
+ * and LRN, and TfIdfVectorizer.
  *
  * Each kind's builder reads the thunk's params (runtime_min/rk_kernels.def),
  * picks its template in lib/gpu/kernels/ and fills the launch as launch.c's
@@ -17,6 +22,16 @@
  * with the formula beside it. The C kernels (runtime_min/rk_*.c) define
  * what is computed: the same order of accumulation where it decides the
  * bits (CumSum), the same NaN and tie rules (Hardmax, TopK).
+ *
+ * A thunk is one launch (select.c), so nothing here can copy first and
+ * scatter after, or sort in passes: the scatters and MaxUnpool run one
+ * invocation per output element that starts from the data and applies, in
+ * the C kernel's order, every update aimed at it (no write races, the same
+ * winner among duplicates), and TopK gives each input element its place in
+ * the sorted column. Where that makes an invocation's loop as long as an
+ * input (ScatterND's updates, MaxUnpool's indices, the reducing losses'
+ * positions / 128), a large enough model is refused on lavapipe by the host
+ * (RLX_E_DEV_LOOPS) and runs on GPUs without the cap.
  */
 #include <string.h>
 
@@ -160,8 +175,8 @@ static int l_loss(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *l
     int64_t ii = PI("ignore_index");
     const char *ignored = "false";
     if (PI("has_ignore") && PI("tgt_dtype") == RLX_I64)
-        ignored = rlx_fmt("(X%d(j).x == %lluu && X%d(j).y == %lluu)", ti, (unsigned long long)((uint64_t)ii & 0xffffffffu),
-                          ti, (unsigned long long)((uint64_t)ii >> 32));
+        ignored = rlx_fmt("(X%d(j).x == %lluu && X%d(j).y == %lluu)", ti,
+                          (unsigned long long)((uint64_t)ii & 0xffffffffu), ti, (unsigned long long)((uint64_t)ii >> 32));
     else if (PI("has_ignore") && ii >= INT32_MIN && ii <= INT32_MAX)
         ignored = rlx_fmt("(L%d(j) == (%lld))", ti, (long long)ii);
     rlx_gpu_define(l, "IGNORED(j)", ignored);
@@ -577,42 +592,31 @@ static int l_lpnorm(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
     return 1;
 }
 
-/* mvn.kl. Trips: NK (the kept coordinates) + 3 passes of ceil(NRED / 128)
- * elements, each NR coordinates and itself, + 14 (two trees). */
+/* mvn.kl. Trips: 3 passes of ceil(NRED / 128) elements, each RANK
+ * coordinates and itself, + 14 (two trees). */
 static int l_mvn(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
     (void)g;
     int rank = (int)PI("rank");
-    int64_t dims[RLX_MAX_RANK], mask[RLX_MAX_RANK], st[RLX_MAX_RANK];
+    int64_t dims[RLX_MAX_RANK], mask[RLX_MAX_RANK], st[RLX_MAX_RANK], rows = 1, nred = 1;
     rlx_tk_get_a(t, "dims", dims);
     rlx_tk_get_a(t, "mask", mask);
     strides_of(dims, rank, st);
-    int64_t kd[RLX_MAX_RANK], ks[RLX_MAX_RANK], rd[RLX_MAX_RANK], rs[RLX_MAX_RANK], rows = 1, nred = 1;
-    int nk = 0, nr = 0;
     for (int a = 0; a < rank; a++) {
-        if (mask[a]) {
-            rd[nr] = dims[a];
-            rs[nr++] = st[a];
-            nred *= dims[a];
-        } else {
-            kd[nk] = dims[a];
-            ks[nk++] = st[a];
-            rows *= dims[a];
-        }
+        if (mask[a]) nred *= dims[a];
+        else rows *= dims[a];
     }
     l->tmpl = "mvn";
     named(l, "DAT", t->in[0], G_F32, N_L);
     named(l, "OUT", t->out[0], G_F32, N_S);
-    rlx_gpu_const(l, "NK", nk);
-    rlx_gpu_const(l, "NR", nr);
+    rlx_gpu_const(l, "RANK", rank);
     rlx_gpu_const(l, "ROWS", rows);
     rlx_gpu_const(l, "NRED", nred);
-    rlx_gpu_array(l, "KDIMS", kd, nk);
-    rlx_gpu_array(l, "KSTR", ks, nk);
-    rlx_gpu_array(l, "RDIMS", rd, nr);
-    rlx_gpu_array(l, "RSTR", rs, nr);
+    rlx_gpu_array(l, "DIMS", dims, rank);
+    rlx_gpu_array(l, "MASK", mask, rank);
+    rlx_gpu_array(l, "STR", st, rank);
     rlx_gpu_grid_1d(l, rows * 128, 128, lim);   /* a workgroup per kept coordinate */
     l->shared_bytes = 128 * 4;
-    l->trips = (uint64_t)nk + 3 * cdiv((uint64_t)nred, 128) * (1 + (uint64_t)nr) + 14;
+    l->trips = 3 * cdiv((uint64_t)nred, 128) * (1 + (uint64_t)rank) + 14;
     return 1;
 }
 
