@@ -55,15 +55,15 @@ def nll_weight_ii_mean(m, r):
 
 
 def nll_many_positions_sum(m, r):
-    # 4 x 3 x 7 x 11: 308 positions, past one workgroup's 128; i32 targets
-    x = m.inp("x", randn(r, 4, 3, 7, 11))
-    t = m.inp("t", r.integers(0, 3, (4, 7, 11)).astype(I32))
+    # 4 x 3 x 23 x 17: 1564 positions, past the reducing workgroup's 1024; i32 targets
+    x = m.inp("x", randn(r, 4, 3, 23, 17))
+    t = m.inp("t", r.integers(0, 3, (4, 23, 17)).astype(I32))
     m.out("y", nll_ref(x, t, None, "sum"))
     m.node("NegativeLogLikelihoodLoss", ["x", "t"], "y", reduction="sum")
 
 
 def nll_none_f64_high_ii(m, r):
-    # f64 scores, reduction none, an ignore_index past int32 that i64 targets hit
+    # f64 scores, reductions none and mean, an ignore_index past int32 that i64 targets hit
     ii = 3 << 33
     x = m.inp("x", randn(r, 5, 4, 3, dtype=F64))
     t = r.integers(0, 4, (5, 3)).astype(I64)
@@ -71,6 +71,8 @@ def nll_none_f64_high_ii(m, r):
     m.inp("t", t)
     m.out("y", nll_ref(x, t, None, "none", ii))
     m.node("NegativeLogLikelihoodLoss", ["x", "t"], "y", reduction="none", ignore_index=ii)
+    m.out("ym", nll_ref(x, t, None, "mean", ii))   # the reduction in double (shared memory of doubles)
+    m.node("NegativeLogLikelihoodLoss", ["x", "t"], "ym", reduction="mean", ignore_index=ii)
 
 
 def nll_all_ignored_mean(m, r):
