@@ -33,6 +33,7 @@
  * positions / 128), a large enough model is refused on lavapipe by the host
  * (RLX_E_DEV_LOOPS) and runs on GPUs without the cap.
  */
+#include <math.h>
 #include <string.h>
 
 #include "gpu.h"
@@ -104,26 +105,45 @@ static const char *elem_value(int64_t bits, int64_t esize) {
     }
 }
 
+/* the bits of a float that is not finite, as a float */
+static const char *float_special(float f) {
+    return isnan(f) ? "RLX_FBITS(0x7fc00000u)" : f > 0 ? "RLX_FBITS(0x7f800000u)" : "RLX_FBITS(0xff800000u)";
+}
+
 /* a float literal of v rounded to float (as launch.c's epilogue prints them) */
 static const char *float_lit(double v) {
+    if (!isfinite((float)v)) return float_special((float)v);
     const char *s = rlx_fmt("%.9g", (double)(float)v);
     if (!strpbrk(s, ".eEn")) s = rlx_fmt("%s.0", s);
     return rlx_fmt("%sf", s);
 }
 
-/* a double as the sum of three floats (exact within floats' exponent
- * range), for GLSL, which has no double literal without a suffix; each
- * float printed with 17 digits, since glslang converts a float literal to
- * double from its decimal text (0.333333343f would become 0.333333343) */
+/* a double as the sum of three floats times a power of two (exact), for
+ * GLSL, which has no double literal without a suffix; each float printed
+ * with 17 digits, since glslang converts a float literal to double from its
+ * decimal text (0.333333343f would become 0.333333343) */
 static const char *double_lit(double v) {
-    float hi = (float)v, mid = (float)(v - (double)hi), lo = (float)(v - (double)hi - (double)mid);
+    if (!isfinite(v)) return rlx_fmt("rlx_f64(%s)", float_special((float)v));
+    int e = 0;
+    double m = v == 0 ? 0 : frexp(v, &e);   /* |m| in [0.5, 1): its three parts are normal floats */
+    float f[3];
+    f[0] = (float)m;
+    f[1] = (float)(m - (double)f[0]);
+    f[2] = (float)(m - (double)f[0] - (double)f[1]);
     const char *p[3];
-    float f[3] = {hi, mid, lo};
     for (int i = 0; i < 3; i++) {
         p[i] = rlx_fmt("%.17g", (double)f[i]);
         if (!strpbrk(p[i], ".eEn")) p[i] = rlx_fmt("%s.0", p[i]);
     }
-    return rlx_fmt("(rlx_f64(%sf) + rlx_f64(%sf) + rlx_f64(%sf))", p[0], p[1], p[2]);
+    RlxBuf b = {0};
+    rlx_buf_printf(&b, "((rlx_f64(%sf) + rlx_f64(%sf) + rlx_f64(%sf))", p[0], p[1], p[2]);
+    while (e != 0) {   /* 2^e in steps a float holds exactly */
+        int k = e > 100 ? 100 : e < -100 ? -100 : e;
+        rlx_buf_printf(&b, " * rlx_f64(RLX_FBITS(%uu))", (unsigned)(127 + k) << 23);
+        e -= k;
+    }
+    rlx_buf_printf(&b, ")");
+    return b.data;
 }
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }

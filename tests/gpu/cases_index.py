@@ -441,6 +441,13 @@ def range_large_f64(m, r):
     m.weight("dd", np.array(0.7, F64))
     m.out("yd", 1.0 / 3.0 + np.arange(k) * 0.7)
     m.node("Range", ["sd", "ld", "dd"], "yd")
+    # magnitudes past float's range (the constants scaled by powers of two)
+    s, d = -1.5e300 / 7, 3.25e293 / 3
+    m.weight("sb", np.array(s, F64))
+    m.weight("lb", np.array(s + d * (k - 0.5), F64))
+    m.weight("db", np.array(d, F64))
+    m.out("yb", s + np.arange(k) * d)
+    m.node("Range", ["sb", "lb", "db"], "yb")
 
 
 def reverse_sequence_axes(m, r):
