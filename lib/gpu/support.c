@@ -132,6 +132,25 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_NONMAXSUPPRESSION, RLX_DT_FLOATS},   /* constant inputs: folded by inference */
 
     /* ---- launch_index.c: losses, index and scatter kernels, Trilu, CumSum, ... ---- */
+    {RLX_OP_NLLLOSS,          RLX_DT_FLOATS},   /* input, weight */
+    {RLX_OP_SCELOSS,          RLX_DT_FLOATS},
+    {RLX_OP_GATHERELEMENTS,   RLX_DT_ANY},
+    {RLX_OP_TRILU,            RLX_DT_ANY},
+    {RLX_OP_CUMSUM,           RLX_DT_NUMERIC},
+    {RLX_OP_HARDMAX,          RLX_DT_FLOATS},
+    {RLX_OP_TFIDF,            RLX_DT(I32) | RLX_DT(I64)},
+    {RLX_OP_SCATTERELEMENTS,  RLX_DT_ANY},   /* data, updates */
+    {RLX_OP_ONEHOT,           RLX_DT_NUMERIC},   /* the indices; values moved by size */
+    {RLX_OP_GATHERND,         RLX_DT_ANY},
+    {RLX_OP_SCATTERND,        RLX_DT_ANY},
+    {RLX_OP_TOPK,             RLX_DT_NUMERIC},
+    {RLX_OP_EYELIKE,          RLX_DT_ANY},
+    {RLX_OP_RANGE,            RLX_DT_NUMERIC},
+    {RLX_OP_REVERSESEQUENCE,  RLX_DT_ANY},
+    {RLX_OP_MAXUNPOOL,        RLX_DT_ANY},   /* moves bytes */
+    {RLX_OP_LPNORM,           RLX_DT_F32},
+    {RLX_OP_MVN,              RLX_DT_F32},
+    {RLX_OP_LRN,              RLX_DT_F32},
 
     /* ---- launch_vision.c: Resize, ConvTranspose, GridSample, recurrent, quantized, signal ---- */
 
