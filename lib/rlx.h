@@ -98,7 +98,9 @@ typedef struct {
     struct RlxGraph *graph;  /* GRAPH: a subgraph (If/Loop/Scan bodies, ONNX only; ext_ctrl.c) */
 } RlxAttr;
 
-enum { RLX_V_INPUT = 1, RLX_V_WEIGHT = 2, RLX_V_OUTPUT = 4 };
+/* RLX_V_KEEP32: an output of a node named by --keep-f32; RLX_V_STORAGE: the
+ * precision pass changed the dtype from f32 to a storage type (precision.c). */
+enum { RLX_V_INPUT = 1, RLX_V_WEIGHT = 2, RLX_V_OUTPUT = 4, RLX_V_KEEP32 = 8, RLX_V_STORAGE = 16 };
 typedef struct {
     const char *name;
     RlxDType dtype;
@@ -182,6 +184,15 @@ typedef struct {
     int winograd;                /* 3x3 convolutions may run by Winograd (--no-winograd: 0) */
     int blas;                    /* --blas openblas: GEMMs take plain operands */
 } RlxOptions;
+
+/* --precision: how the precision pass (precision.c) stores float tensors. */
+typedef enum { RLX_PRECISION_F32, RLX_PRECISION_F16, RLX_PRECISION_BF16, RLX_PRECISION_AUTO } RlxPrecision;
+struct RlxTarget;
+/* --keep-f32 NODE, before fusion: the node's outputs stay f32 (error if no such node). */
+void rlx_keep_f32(RlxGraph *g, const char *name);
+/* After fusion, before the target's prepare: storage dtypes of activations
+ * (precision) and of GEMM/convolution weights (weights: f32, f16, bf16 or i8). */
+void rlx_assign_precision(RlxGraph *g, const struct RlxTarget *t, RlxPrecision precision, RlxDType weights);
 
 void rlx_infer(RlxGraph *g);                             /* verify + shapes/dtypes */
 void rlx_legalize(RlxGraph *g, const char *target);      /* require: inferred */

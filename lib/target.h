@@ -62,6 +62,12 @@ typedef struct {
     int64_t buffer_bytes;        /* one storage buffer (0: no limit) */
 } RlxTargetLimits;
 
+/* How a target's kernel for a node takes one operand stored in half
+ * (RlxTarget.half_operand; precision.c explains the three). */
+enum { RLX_HALF_FIXED, RLX_HALF_TIED, RLX_HALF_FREE };
+/* The default: elementwise regions FREE, everything else TIED. */
+int rlx_half_operand_default(const RlxGraph *g, int node, int operand);
+
 /* One cell of a target's legalize column: the dtypes it supports for op. */
 typedef struct {
     RlxOp op;
@@ -105,6 +111,18 @@ typedef struct RlxTarget {
     unsigned features;           /* RLX_TF_* */
     RlxTargetLimits limits;
     const char *build_libs;      /* extra libraries --build links ("-ldl") */
+    /* Precision (precision.c). half_storage: the half types (RLX_DT(F16),
+     * RLX_DT(BF16)) --precision may store tensors in; half_operand: how the
+     * kernel of node takes operand o (inputs, then outputs) stored in one
+     * (NULL: rlx_half_operand_default). reduced_weights: the types
+     * (RLX_DT(F16), RLX_DT(BF16), RLX_DT(I8)) --weights may store GEMM and
+     * convolution weights in; weights_operand: which input of node is such a
+     * weight (-1: none), seen as a rows x cols matrix whose output channels
+     * run along the rows (*by_col 0) or the columns (1). */
+    unsigned half_storage;
+    int (*half_operand)(const RlxGraph *g, int node, int operand);
+    unsigned reduced_weights;
+    int (*weights_operand)(const RlxGraph *g, int node, int64_t *rows, int64_t *cols, int *by_col);
     void (*prepare)(RlxGraph *g, const RlxOptions *opt);                 /* may be NULL */
     int (*lower)(void *L, int node);                                     /* RlxLower *; may be NULL */
     /* may be NULL; what it returns reaches emit as job->selected */

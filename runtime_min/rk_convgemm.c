@@ -1277,6 +1277,7 @@ static void stem_task(void *arg, int tid) {
 
 int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_conv2d_f32_params *p = params;
+    if (p->x_dtype || p->w_dtype || p->y_dtype || p->r_dtype) return rk_conv2d_mixed(ctx, params, in, out);
     if (p->n < 0 || p->c < 0 || p->h < 0 || p->w < 0 || p->oc < 0 || p->oh < 0 || p->ow < 0 || p->kh < 0 ||
         p->kw < 0 || p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->group <= 0 ||
         p->c % p->group || p->oc % p->group || (p->method >= 1 && p->nblk <= 0) || p->method < 0 ||

@@ -11,6 +11,7 @@
  * run rk_sgemm_few_rows instead, which the lowering picks for a few rows
  * against pre-packed weights: then the general GEMM is not linked at all.
  * Each entry passes its GEMM as a function, so neither references the other.
+ * Operands stored in other types than f32 go to rk_mixed.c.
  */
 #include "rk_gemm.h"
 #include "rlx_rt.h"
@@ -93,11 +94,17 @@ static int matmul(rk_ctx *ctx, const void *params, const void *const *in, void *
     return RLX_OK;
 }
 
+/* Only the general entries know rk_mixed.c: the few-rows ones, which the C
+ * target never picks for other dtypes, stay small. */
 int rk_matmul_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_matmul_f32_params *p = params;
+    if (p->a_dtype || p->b_dtype || p->y_dtype || p->r_dtype) return rk_matmul_mixed(ctx, params, in, out);
     return matmul(ctx, params, in, out, sgemm);
 }
 
 int rk_matmul_f32_rows(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_matmul_f32_params *p = params;
+    if (p->a_dtype || p->b_dtype || p->y_dtype || p->r_dtype) return RLX_E_ARG;
     return matmul(ctx, params, in, out, few_rows);
 }
 
@@ -144,9 +151,13 @@ static int gemm(rk_ctx *ctx, const void *params, const void *const *in, void *co
 }
 
 int rk_gemm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_gemm_f32_params *p = params;
+    if (p->a_dtype || p->b_dtype || p->y_dtype || p->r_dtype) return rk_gemm_mixed(ctx, params, in, out);
     return gemm(ctx, params, in, out, sgemm);
 }
 
 int rk_gemm_f32_rows(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_gemm_f32_params *p = params;
+    if (p->a_dtype || p->b_dtype || p->y_dtype || p->r_dtype) return RLX_E_ARG;
     return gemm(ctx, params, in, out, few_rows);
 }

@@ -299,6 +299,13 @@ const char *rlx_describe_cpu(const rlx_model *m);
 
 /* Scratch bytes per thread of conv2d_f32's GEMM method (rk_convgemm.c). */
 size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk, int transposed);
+/* rk_mixed.c: conv2d_f32, matmul_f32 and gemm_f32 whose dtype params are not
+ * all f32 (operands stored in f16 or bf16, weights in int8) run here; every
+ * thread needs rk_mixed_scratch() bytes. */
+int rk_conv2d_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
+int rk_matmul_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
+int rk_gemm_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
+size_t rk_mixed_scratch(void);
 /* conv_pwdw_f32: the expanded rows of one band (e channels) and the GEMM's packing. */
 size_t rk_conv_pwdw_scratch(int64_t c, int64_t e, int64_t w, int64_t sh, int64_t rows);
 

@@ -65,6 +65,15 @@ static const char usage_text[] =
     "  --arena-limit N  fail if the arena needs more than N bytes (K, M, G suffixes)\n"
     "  --blas openblas  GEMMs call OpenBLAS's cblas_sgemm (the runtime is then built with\n"
     "                   -DRLX_BLAS_OPENBLAS and linked with OpenBLAS; --build does both)\n"
+    "  --precision P    how float tensors inside the model are stored: f32 (default), f16 or bf16\n"
+    "                   (every tensor the target's kernels can keep in half), or auto (f16, but\n"
+    "                   reductions, LogSoftmax and Exp/Log/Pow chains stay f32); kernels compute\n"
+    "                   in f32 and round once per store; the model's inputs and outputs keep their\n"
+    "                   dtypes\n"
+    "  --keep-f32 NODE  the outputs of node NODE stay f32 under --precision; repeatable\n"
+    "  --weights W      how GEMM and convolution weights are stored: f32 (default), f16, bf16, or\n"
+    "                   int8 (symmetric, one f32 scale per output channel, dequantized inside the\n"
+    "                   kernel)\n"
     "  -O0              no fusion and no weight prepacking (the unfused reference schedule)\n"
     "  --no-winograd    3x3 convolutions run im2col + GEMM, never Winograd (which trades a few\n"
     "                   ulps of rounding and larger weights for fewer multiplies)\n"
@@ -96,6 +105,10 @@ typedef struct {
     int no_winograd;             /* --no-winograd */
     int embed_weights;           /* --embed-weights */
     int dump_values;             /* --dump-values */
+    RlxPrecision precision;      /* --precision */
+    RlxDType weights;            /* --weights (RLX_I8 for int8) */
+    int nkeep;                   /* --keep-f32 NODE names */
+    const char **keep;
     int ndims;                   /* --dim NAME=VALUE bindings */
     const char **dim_names;
     int64_t *dim_values;
@@ -315,6 +328,25 @@ static int parse_args(int argc, char **argv, Args *a) {
         else if (!strcmp(s, "--dim") && has) add_dim(a, argv[++i]);
         else if (!strcmp(s, "--freeze") && has) add_freeze(a, argv[++i]);
         else if (!strcmp(s, "--build")) a->build = 1;
+        else if (!strcmp(s, "--precision") && has) {
+            const char *p = argv[++i];
+            static const char *const modes[] = {"f32", "f16", "bf16", "auto"};
+            int m = -1;
+            for (int k = 0; k < 4; k++)
+                if (!strcmp(p, modes[k])) m = k;
+            if (m < 0) rlx_error("rlxc: --precision takes f32, f16, bf16 or auto, not '%s'", p);
+            a->precision = (RlxPrecision)m;
+        } else if (!strcmp(s, "--weights") && has) {
+            const char *w = argv[++i];
+            if (!strcmp(w, "f32")) a->weights = RLX_F32;
+            else if (!strcmp(w, "f16")) a->weights = RLX_F16;
+            else if (!strcmp(w, "bf16")) a->weights = RLX_BF16;
+            else if (!strcmp(w, "int8")) a->weights = RLX_I8;
+            else rlx_error("rlxc: --weights takes f32, f16, bf16 or int8, not '%s'", w);
+        } else if (!strcmp(s, "--keep-f32") && has) {
+            a->keep = rlx_realloc(a->keep, sizeof(char *) * (size_t)a->nkeep, sizeof(char *) * (size_t)(a->nkeep + 1));
+            a->keep[a->nkeep++] = argv[++i];
+        }
         else if (!strcmp(s, "--report") && has) a->report = argv[++i];
         else if (!strcmp(s, "--threads") && has) a->threads = parse_threads(argv[++i]);
         else if (!strcmp(s, "--arena-limit") && has) a->arena_limit = parse_bytes(argv[++i]);
@@ -364,6 +396,7 @@ static void compile(const Args *a) {
     dump_if(a, 'i', g);
     rlx_legalize_for(g, tg);
     pass_done("legalize");
+    for (int i = 0; i < a->nkeep; i++) rlx_keep_f32(g, a->keep[i]);
     dump_if(a, 'l', g);
     rlx_dce(g);
     rlx_schedule(g);
@@ -378,6 +411,8 @@ static void compile(const Args *a) {
     }
     pass_done("fuse");
     dump_if(a, 'f', g);
+    rlx_assign_precision(g, tg, a->precision, a->weights);
+    pass_done("precision");
     RlxOptions popt = {!a->no_winograd, a->blas};
     if (!a->no_opt && tg->prepare) tg->prepare(g, &popt);
     pass_done("prepare");

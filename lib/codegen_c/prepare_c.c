@@ -102,7 +102,7 @@ static int conv_stem(const RlxGraph *g, int node) {
 static void prepack_conv(RlxGraph *g, int node) {
     RlxNode *n = &g->n[node];
     int wv = n->in[1];
-    if (!rlx_is_const(g, wv) || g->v[wv].dtype != RLX_F32 || !rlx_c_conv_uses_gemm(g, node)) return;
+    if (!rlx_is_const(g, wv) || !rlx_c_all_f32(g, node) || !rlx_c_conv_uses_gemm(g, node)) return;
     if (conv_stem(g, node)) {
         rlx_attr_add(g, node, "rlx_stem", RLX_A_INT)->i = 1;
         return;
@@ -181,7 +181,7 @@ static WinoPlan wino_plan(int64_t m, int64_t c, int64_t oc, int64_t oh, int64_t 
 static int64_t wino_choose(const RlxGraph *g, int node, WinoPlan *plan) {
     const RlxNode *n = &g->n[node];
     const RlxValue *x = &g->v[n->in[0]], *w = &g->v[n->in[1]], *y = &g->v[n->out[0]];
-    if (x->rank != 4 || x->dtype != RLX_F32 || w->rank != 4 || rlx_attr_i(n, "group", 1) != 1) return 0;
+    if (x->rank != 4 || !rlx_c_all_f32(g, node) || w->rank != 4 || rlx_attr_i(n, "group", 1) != 1) return 0;
     RlxWindow win;
     rlx_conv_geometry(g, node, &win);
     if (win.nsp != 2 || win.k[0] != 3 || win.k[1] != 3 || win.s[0] != 1 || win.s[1] != 1 || win.d[0] != 1 ||
@@ -306,7 +306,7 @@ void rlx_c_prepare(RlxGraph *g, const RlxOptions *opt) {
         }
         if (n->op != RLX_OP_MATMUL && n->op != RLX_OP_GEMM) continue;
         int bv = n->in[1];
-        if (!rlx_is_const(g, bv) || g->v[bv].dtype != RLX_F32 || g->v[n->out[0]].dtype != RLX_F32) continue;
+        if (!rlx_is_const(g, bv) || !rlx_c_all_f32(g, node)) continue;
         const RlxValue *b = &g->v[bv];
         if (b->rank != 2) continue;   /* batched or 1-D MatMul weights stay as they are */
         int tb = rlx_attr_i(n, n->op == RLX_OP_MATMUL ? "rlx_trans_b" : "transB", 0) != 0;

@@ -10,7 +10,8 @@
  *     weights in a product too small to thread: the same bits, no scratch,
  *     and the general GEMM is not linked unless another thunk needs it;
  *   - every kernel's per-thread scratch (GEMM packing, im2col, Winograd,
- *     the fused bands, DFT, determinants).
+ *     the fused bands, DFT, determinants; rk_mixed.c's blocks where a
+ *     convolution's or GEMM's operands are stored in other types than f32).
  * And it lowers the nodes its prepare made for itself, which the neutral
  * lowering doesn't know: Winograd convolutions and fused 1x1 + depthwise
  * bands. The reference evaluator (fold.c) uses the same choices for plain
@@ -27,13 +28,21 @@
 
 static const RlxValue *val(const RlxLower *L, int v) { return &L->g->v[v]; }
 
+int rlx_c_all_f32(const RlxGraph *g, int node) {
+    const RlxNode *n = &g->n[node];
+    if (n->nin > 4 && n->in[4] >= 0) return 0;   /* int8 weights' scales */
+    for (int i = 0; i < n->nin; i++)
+        if (n->in[i] >= 0 && g->v[n->in[i]].dtype != RLX_F32) return 0;
+    return g->v[n->out[0]].dtype == RLX_F32;
+}
+
 /* A 2-D (or 1-D) f32 convolution runs as a GEMM unless it is too thin to
  * reuse anything (depthwise and the like): then the direct loop wins. */
 int rlx_c_conv_uses_gemm(const RlxGraph *g, int node) {
     const RlxNode *n = &g->n[node];
     const RlxValue *x = &g->v[n->in[0]], *w = &g->v[n->in[1]], *y = &g->v[n->out[0]];
     if (rlx_attr_i(n, "rlx_a_packed", 0)) return 1;   /* prepare_c.c decided, with the 4-D weights */
-    if (x->rank > 4 || x->dtype != RLX_F32) return 0;
+    if (x->rank > 4 || !rlx_c_all_f32(g, node)) return 0;
     int64_t group = rlx_attr_i(n, "group", 1);
     int64_t ocg = y->dims[1] / (group ? group : 1), kdim = (x->dims[1] / (group ? group : 1));
     for (int i = 2; i < w->rank; i++) kdim *= w->dims[i];
@@ -142,8 +151,16 @@ int rlx_c_lower(void *vl, int node) {
 }
 
 /* conv2d_f32: im2col + GEMM where it reuses enough, in blocks of nblk columns. */
+static int mixed(const RlxThunk *t, const char *a, const char *b) {
+    return rlx_tk_get_i(t, a) || rlx_tk_get_i(t, b) || rlx_tk_get_i(t, "y_dtype") || rlx_tk_get_i(t, "r_dtype");
+}
+
 static void select_conv2d(const RlxGraph *g, RlxThunk *t) {
     const RlxNode *n = &g->n[t->node];
+    if (mixed(t, "x_dtype", "w_dtype")) {
+        t->scratch = (int64_t)rk_mixed_scratch();   /* rk_mixed.c; no method of its own */
+        return;
+    }
     if (!rlx_c_conv_uses_gemm(g, t->node)) return;
     int64_t group = rlx_tk_get_i(t, "group");
     int64_t ocg = rlx_tk_get_i(t, "oc") / group;
@@ -158,6 +175,10 @@ static void select_conv2d(const RlxGraph *g, RlxThunk *t) {
 
 /* matmul_f32 / gemm_f32: pre-packed B, few rows, scratch. */
 static void select_gemm(const RlxGraph *g, RlxThunk *t, RlxKernelImpl few) {
+    if (mixed(t, "a_dtype", "b_dtype")) {
+        t->scratch = (int64_t)rk_mixed_scratch();
+        return;
+    }
     int packed = rlx_attr_i(&g->n[t->node], "rlx_b_packed", 0) != 0;
     int64_t m = rlx_tk_get_i(t, "m"), n = rlx_tk_get_i(t, "n"), k = rlx_tk_get_i(t, "k");
     rlx_tk_i(t, "b_packed", packed);

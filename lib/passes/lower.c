@@ -179,6 +179,18 @@ static void set_epilogue(RlxLower *L, RlxThunk *t, int node) {
     rlx_tk_f(t, "act_b", rlx_attr_f(n, "rlx_act_b", 0));
 }
 
+/* The storage dtypes of a convolution's or GEMM's operands (rk_kernels.def:
+ * a_dtype / x_dtype, b_dtype / w_dtype, y_dtype, r_dtype), and the int8
+ * weights' scales, the node's input 4 (precision.c), as the last input. */
+static void set_dtypes(RlxLower *L, RlxThunk *t, int node, const char *a, const char *b) {
+    const RlxNode *n = &L->g->n[node];
+    rlx_tk_i(t, a, val(L, n->in[0])->dtype);
+    rlx_tk_i(t, b, val(L, n->in[1])->dtype);
+    rlx_tk_i(t, "y_dtype", val(L, n->out[0])->dtype);
+    rlx_tk_i(t, "r_dtype", n->nin > 3 && n->in[3] >= 0 ? val(L, n->in[3])->dtype : RLX_F32);
+    if (n->nin > 4 && n->in[4] >= 0) rlx_tk_in(L, t, n->in[4]);
+}
+
 /* An operand as the product sees it: with its last two axes swapped when
  * the pattern pass folded a Transpose into the MatMul (rlx_trans_*). */
 static RlxValue operand_view(const RlxValue *v, int trans) {
@@ -203,6 +215,7 @@ static void lower_matmul(RlxLower *L, int node) {
         rlx_tk_i(t, "has_bias", 1);
     }
     set_epilogue(L, t, node);
+    set_dtypes(L, t, node, "a_dtype", "b_dtype");
     rlx_tk_out(L, t, n->out[0]);
     int packed = rlx_attr_i(n, "rlx_b_packed", 0) != 0;
     int64_t k = a->dims[a->rank - 1];
@@ -261,6 +274,7 @@ static void lower_gemm(RlxLower *L, int node) {
     int has_c = n->nin > 2 && n->in[2] >= 0;
     if (has_c) rlx_tk_in(L, t, n->in[2]);
     set_epilogue(L, t, node);
+    set_dtypes(L, t, node, "a_dtype", "b_dtype");
     rlx_tk_out(L, t, n->out[0]);
     int64_t m = y->dims[0], nn = y->dims[1], k = ta ? a->dims[0] : a->dims[1];
     rlx_tk_i(t, "m", m);
@@ -312,6 +326,7 @@ static void lower_conv(RlxLower *L, int node) {
         rlx_tk_in(L, t, n->in[3]);
         rlx_tk_i(t, "has_res", 1);
     }
+    set_dtypes(L, t, node, "x_dtype", "w_dtype");
     rlx_tk_out(L, t, n->out[0]);
     rlx_tk_i(t, "act", rlx_attr_i(n, "rlx_act", 0));
     rlx_tk_f(t, "act_a", rlx_attr_f(n, "rlx_act_a", 0));

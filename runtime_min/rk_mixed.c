@@ -1,0 +1,388 @@
+/* rk_mixed.c - convolutions and GEMMs whose operands are stored in other
+ * types than f32: half-precision activations (rlxc --precision) and f16,
+ * bf16 or int8 weights (--weights).
+ *
+ * conv2d_f32, matmul_f32 and gemm_f32 come here when any of their dtype
+ * params is not f32 (rk_kernels.def). Everything is computed in f32: an
+ * operand is converted as it is read, block by block, into the thread's
+ * scratch (an int8 weight multiplied there by its channel's scale), the
+ * product runs on the f32 GEMM of rk_gemm.c, and the epilogue (bias,
+ * residual, activation: the f32 kernels' order) runs on the finished f32
+ * tile, which is then stored rounded once to nearest even. No operand is
+ * ever converted whole: the largest buffer is a block of BK x BN floats.
+ *
+ * The output is cut into tiles of BM x BN; a tile is computed by one thread,
+ * always the same way (K in blocks of BK, in order), so the results do not
+ * depend on the thread count. Convolutions run their GEMM over im2col
+ * blocks of the typed input (the weights are the product's A, output
+ * channels its rows), except when they are too thin to reuse anything
+ * (depthwise and small groups): then each input plane of a group is
+ * converted once and the window is summed directly, in f32.
+ */
+#include <string.h>
+
+#include "rk_gemm.h"
+#include "rlx_rt.h"
+#include "rk_typed.h"
+#include "rlx_scalar.h"
+
+enum { BM = 128, BN = 128, BK = 256 };
+
+/* ---- typed elements ---- */
+
+static float load1(int dt, const void *base, int64_t i) {
+    const uint8_t *p = (const uint8_t *)base;
+    switch (dt) {
+    case RLX_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); return rlx_f16_to_f32(h); }
+    case RLX_BF16: { uint16_t h; memcpy(&h, p + 2 * i, 2); return rlx_bf16_to_f32(h); }
+    case RLX_I8: return (float)(int8_t)p[i];
+    default: { float f; memcpy(&f, p + 4 * i, 4); return f; }
+    }
+}
+
+static void store1(int dt, void *base, int64_t i, float v) {
+    uint8_t *p = (uint8_t *)base;
+    switch (dt) {
+    case RLX_F16: { uint16_t h = rlx_f32_to_f16(v); memcpy(p + 2 * i, &h, 2); break; }
+    case RLX_BF16: { uint16_t h = rlx_f32_to_bf16(v); memcpy(p + 2 * i, &h, 2); break; }
+    default: memcpy(p + 4 * i, &v, 4); break;
+    }
+}
+
+static int dtype_ok(int64_t dt, int weights) {
+    return dt == RLX_F32 || dt == RLX_F16 || dt == RLX_BF16 || (weights && dt == RLX_I8);
+}
+
+/* A typed matrix: element (i, j) at base[i * rs + j * cs]; an int8 one is
+ * multiplied by scale[i] (rows) or scale[j] (by_col). */
+typedef struct {
+    const void *base;
+    int dt;
+    int64_t rs, cs;
+    const float *scale;
+    int by_col;
+} tmat;
+
+/* dst[i * ld + j] = M(r0 + i, c0 + j) for an nr x nc block. */
+static void load_block(float *dst, int64_t ld, const tmat *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc) {
+    for (int64_t i = 0; i < nr; i++) {
+        float *d = dst + i * ld;
+        int64_t at = (r0 + i) * m->rs + c0 * m->cs;
+        if (m->dt == RLX_F32 && m->cs == 1) {
+            memcpy(d, (const float *)m->base + at, sizeof(float) * (size_t)nc);
+            continue;
+        }
+        for (int64_t j = 0; j < nc; j++) d[j] = load1(m->dt, m->base, at + j * m->cs);
+        if (m->scale) {
+            if (m->by_col)
+                for (int64_t j = 0; j < nc; j++) d[j] *= m->scale[c0 + j];
+            else
+                for (int64_t j = 0; j < nc; j++) d[j] *= m->scale[r0 + i];
+        }
+    }
+}
+
+/* ---- the tiled product ---- */
+
+typedef struct Prod Prod;
+/* Fills the kb x nb block of op(B) at (p0, j0) into dst (row stride BN). */
+typedef void (*load_b_fn)(const Prod *P, float *dst, int64_t p0, int64_t j0, int64_t kb, int64_t nb);
+
+struct Prod {
+    int64_t m, n, k;
+    tmat a, b;
+    load_b_fn load_b;                /* NULL: from b */
+    const rk_conv2d_f32_params *conv;   /* for the im2col loader */
+    const void *x;                   /* its input image (one image, one group) */
+    int x_dt;
+    float alpha, beta;
+    const float *cin;                /* beta * cin[i * c_rs + j * c_cs] (gemm's C) */
+    int64_t c_rs, c_cs;
+    const float *bias;               /* bias[j] (bias_per_col) or bias[i] */
+    int bias_per_col;
+    const void *res;                 /* m x n, row stride ldy, res_dt */
+    int res_dt;
+    void *y;
+    int y_dt;
+    int64_t ldy;
+    int act;
+    float act_a, act_b;
+};
+
+size_t rk_mixed_scratch(void) {
+    return sizeof(float) * (size_t)(BM * BK + BK * BN + BM * BN) + rk_sgemm_scratch_size(BM, BN, BK) + 4 * 64;
+}
+
+static void tile(const Prod *P, int64_t i0, int64_t j0, uint8_t *scratch) {
+    float *ab = rk_align64f(scratch), *bb = rk_align64f(ab + BM * BK), *acc = rk_align64f(bb + BK * BN);
+    void *gs = rk_align64f(acc + BM * BN);
+    int64_t mb = P->m - i0 < BM ? P->m - i0 : BM, nb = P->n - j0 < BN ? P->n - j0 : BN;
+    if (!P->k) memset(acc, 0, sizeof(float) * (size_t)(BM * BN));
+    for (int64_t p0 = 0; p0 < P->k; p0 += BK) {
+        int64_t kb = P->k - p0 < BK ? P->k - p0 : BK;
+        load_block(ab, BK, &P->a, i0, p0, mb, kb);
+        if (P->load_b) P->load_b(P, bb, p0, j0, kb, nb);
+        else load_block(bb, BN, &P->b, p0, j0, kb, nb);
+        rk_sgemm(mb, nb, kb, 1.0f, ab, BK, 0, bb, BN, 0, p0 ? 1.0f : 0.0f, acc, BN, gs);
+    }
+    for (int64_t i = 0; i < mb; i++)
+        for (int64_t j = 0; j < nb; j++) {
+            int64_t gi = i0 + i, gj = j0 + j;
+            float v = P->alpha * acc[i * BN + j];
+            if (P->cin) v += P->beta * P->cin[gi * P->c_rs + gj * P->c_cs];
+            if (P->bias) v += P->bias[P->bias_per_col ? gj : gi];
+            if (P->res) v += load1(P->res_dt, P->res, gi * P->ldy + gj);
+            store1(P->y_dt, P->y, gi * P->ldy + gj, rs_act(v, P->act, P->act_a, P->act_b));
+        }
+}
+
+typedef struct {
+    const Prod *P;
+    int64_t ntiles, tiles_n;
+    const rk_ctx *ctx;
+} TileRun;
+
+static void tile_task(void *arg, int tid) {
+    const TileRun *R = arg;
+    int nt = R->ctx && R->ctx->nthreads > 1 ? R->ctx->nthreads : 1;
+    uint8_t *scratch = R->ctx->scratch + (size_t)tid * R->ctx->scratch_per_thread;
+    for (int64_t t = tid; t < R->ntiles; t += nt) tile(R->P, t / R->tiles_n * BM, t % R->tiles_n * BN, scratch);
+}
+
+static int run_product(const rk_ctx *ctx, const Prod *P) {
+    if (!ctx || !ctx->scratch || ctx->scratch_per_thread < rk_mixed_scratch()) return RLX_E_ARG;
+    TileRun R = {P, 0, (P->n + BN - 1) / BN, ctx};
+    R.ntiles = (P->m + BM - 1) / BM * R.tiles_n;
+    int nt = ctx->nthreads > 1 && rk_sgemm_threads_pay(P->m, P->n, P->k) ? ctx->nthreads : 1;
+    if (nt > 1) rk_pool_run(ctx->pool, nt, tile_task, &R);
+    else {
+        rk_ctx one = *ctx;
+        one.nthreads = 1;
+        R.ctx = &one;
+        tile_task(&R, 0);
+    }
+    return RLX_OK;
+}
+
+/* ---- MatMul and Gemm ---- */
+
+int rk_matmul_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_matmul_f32_params *p = params;
+    if (p->m < 0 || p->n < 0 || p->k < 0 || p->brank < 0 || p->brank > RK_MAX_RANK || p->b_packed ||
+        !dtype_ok(p->a_dtype, 0) || !dtype_ok(p->b_dtype, 1) || !dtype_ok(p->y_dtype, 0) || !dtype_ok(p->r_dtype, 0))
+        return RLX_E_ARG;
+    int64_t nbatch = 1;
+    for (int64_t d = 0; d < p->brank; d++) {
+        if (p->bdims[d] < 0) return RLX_E_ARG;
+        nbatch *= p->bdims[d];
+    }
+    int next = 2;
+    const float *bias = p->has_bias ? in[next++] : NULL;
+    const void *res = p->has_res ? in[next++] : NULL;
+    const float *scale = p->b_dtype == RLX_I8 ? in[next++] : NULL;
+    int64_t idx[RK_MAX_RANK] = {0}, cstep = p->m * p->n;
+    int64_t ay = (int64_t)rlx_dtype_size((int)p->a_dtype), by = (int64_t)rlx_dtype_size((int)p->b_dtype);
+    int64_t yy = (int64_t)rlx_dtype_size((int)p->y_dtype), ry = (int64_t)rlx_dtype_size((int)p->r_dtype);
+    for (int64_t bi = 0; bi < nbatch; bi++) {
+        int64_t aoff = 0, boff = 0;
+        for (int64_t d = 0; d < p->brank; d++) {
+            aoff += idx[d] * p->astride[d];
+            boff += idx[d] * p->bstride[d];
+        }
+        Prod P;
+        memset(&P, 0, sizeof P);
+        P.m = p->m;
+        P.n = p->n;
+        P.k = p->k;
+        P.a = (tmat){(const uint8_t *)in[0] + aoff * ay, (int)p->a_dtype, p->trans_a ? 1 : p->k, p->trans_a ? p->m : 1,
+                     NULL, 0};
+        P.b = (tmat){(const uint8_t *)in[1] + boff * by, (int)p->b_dtype, p->trans_b ? 1 : p->n, p->trans_b ? p->k : 1,
+                     scale, 1};
+        P.alpha = 1.0f;
+        P.bias = bias;
+        P.bias_per_col = 1;
+        P.res = res ? (const uint8_t *)res + bi * cstep * ry : NULL;
+        P.res_dt = (int)p->r_dtype;
+        P.y = (uint8_t *)out[0] + bi * cstep * yy;
+        P.y_dt = (int)p->y_dtype;
+        P.ldy = p->n;
+        P.act = (int)p->act;
+        P.act_a = (float)p->act_a;
+        P.act_b = (float)p->act_b;
+        int st = run_product(ctx, &P);
+        if (st) return st;
+        rk_odometer_next(idx, p->bdims, p->brank);
+    }
+    return RLX_OK;
+}
+
+int rk_gemm_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_gemm_f32_params *p = params;
+    if (p->m < 0 || p->n < 0 || p->k < 0 || p->b_packed || !dtype_ok(p->a_dtype, 0) || !dtype_ok(p->b_dtype, 1) ||
+        !dtype_ok(p->y_dtype, 0) || !dtype_ok(p->r_dtype, 0))
+        return RLX_E_ARG;
+    int next = 2;
+    const float *cin = p->has_c ? in[next++] : NULL;
+    const void *res = p->has_res ? in[next++] : NULL;
+    const float *scale = p->b_dtype == RLX_I8 ? in[next++] : NULL;
+    Prod P;
+    memset(&P, 0, sizeof P);
+    P.m = p->m;
+    P.n = p->n;
+    P.k = p->k;
+    P.a = (tmat){in[0], (int)p->a_dtype, p->trans_a ? 1 : p->k, p->trans_a ? p->m : 1, NULL, 0};
+    P.b = (tmat){in[1], (int)p->b_dtype, p->trans_b ? 1 : p->n, p->trans_b ? p->k : 1, scale, 1};
+    P.alpha = (float)p->alpha;
+    P.beta = (float)p->beta;
+    if (cin && P.beta != 0.0f) {
+        P.cin = cin;
+        P.c_rs = p->c_rs;
+        P.c_cs = p->c_cs;
+    }
+    P.res = res;
+    P.res_dt = (int)p->r_dtype;
+    P.y = out[0];
+    P.y_dt = (int)p->y_dtype;
+    P.ldy = p->n;
+    P.act = (int)p->act;
+    P.act_a = (float)p->act_a;
+    P.act_b = (float)p->act_b;
+    return run_product(ctx, &P);
+}
+
+/* ---- convolutions ---- */
+
+/* op(B) of a convolution: rows are (c, ki, kj) of one group, columns output
+ * positions; padding reads 0. */
+static void load_im2col(const Prod *P, float *dst, int64_t p0, int64_t j0, int64_t kb, int64_t nb) {
+    const rk_conv2d_f32_params *c = P->conv;
+    for (int64_t r = 0; r < kb; r++) {
+        int64_t kk = p0 + r, ch = kk / (c->kh * c->kw), ki = kk / c->kw % c->kh, kj = kk % c->kw;
+        float *d = dst + r * BN;
+        for (int64_t q = 0; q < nb; q++) {
+            int64_t pos = j0 + q, oy = pos / c->ow, ox = pos % c->ow;
+            int64_t iy = oy * c->sh - c->pt + ki * c->dh, ix = ox * c->sw - c->pl + kj * c->dw;
+            d[q] = iy >= 0 && iy < c->h && ix >= 0 && ix < c->w ? load1(P->x_dt, P->x, (ch * c->h + iy) * c->w + ix)
+                                                                 : 0.0f;
+        }
+    }
+}
+
+/* Whether a convolution runs directly: few output channels per group and
+ * few inputs per output (depthwise), with its planes in scratch. */
+static int conv_direct(const rk_conv2d_f32_params *p) {
+    int64_t cg = p->c / p->group, ocg = p->oc / p->group;
+    return ocg <= 4 && cg <= 4 && (p->h * p->w + ocg * p->oh * p->ow) * 4 + 128 <= (int64_t)rk_mixed_scratch();
+}
+
+typedef struct {
+    const rk_conv2d_f32_params *p;
+    const void *const *in;
+    void *y;
+    const float *bias, *scale;
+    const void *res;
+    const rk_ctx *ctx;
+} Direct;
+
+/* One (image, group) of a direct convolution. */
+static void direct_one(const Direct *D, int64_t ng, uint8_t *scratch) {
+    const rk_conv2d_f32_params *p = D->p;
+    int64_t n = ng / p->group, g = ng % p->group, cg = p->c / p->group, ocg = p->oc / p->group, np = p->oh * p->ow;
+    float *plane = rk_align64f(scratch), *acc = rk_align64f(plane + p->h * p->w);
+    memset(acc, 0, sizeof(float) * (size_t)(ocg * np));
+    for (int64_t ci = 0; ci < cg; ci++) {
+        int64_t ch = g * cg + ci, base = (n * p->c + ch) * p->h * p->w;
+        for (int64_t i = 0; i < p->h * p->w; i++) plane[i] = load1((int)p->x_dtype, D->in[0], base + i);
+        for (int64_t o = 0; o < ocg; o++) {
+            int64_t oc = g * ocg + o;
+            float *a = acc + o * np;
+            for (int64_t ki = 0; ki < p->kh; ki++)
+                for (int64_t kj = 0; kj < p->kw; kj++) {
+                    float wv = load1((int)p->w_dtype, D->in[1], ((oc * cg + ci) * p->kh + ki) * p->kw + kj);
+                    if (D->scale) wv *= D->scale[oc];
+                    for (int64_t oy = 0; oy < p->oh; oy++) {
+                        int64_t iy = oy * p->sh - p->pt + ki * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        const float *row = plane + iy * p->w;
+                        for (int64_t ox = 0; ox < p->ow; ox++) {
+                            int64_t ix = ox * p->sw - p->pl + kj * p->dw;
+                            if (ix >= 0 && ix < p->w) a[oy * p->ow + ox] += wv * row[ix];
+                        }
+                    }
+                }
+        }
+    }
+    for (int64_t o = 0; o < ocg; o++) {
+        int64_t oc = g * ocg + o, at = (n * p->oc + oc) * np;
+        for (int64_t q = 0; q < np; q++) {
+            float v = acc[o * np + q];
+            if (D->bias) v += D->bias[oc];
+            if (D->res) v += load1((int)p->r_dtype, D->res, at + q);
+            store1((int)p->y_dtype, D->y, at + q, rs_act(v, (int)p->act, (float)p->act_a, (float)p->act_b));
+        }
+    }
+}
+
+static void direct_task(void *arg, int tid) {
+    const Direct *D = arg;
+    int nt = D->ctx->nthreads > 1 ? D->ctx->nthreads : 1;
+    uint8_t *scratch = D->ctx->scratch + (size_t)tid * D->ctx->scratch_per_thread;
+    for (int64_t t = tid; t < D->p->n * D->p->group; t += nt) direct_one(D, t, scratch);
+}
+
+int rk_conv2d_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_conv2d_f32_params *p = params;
+    if (p->n < 0 || p->c < 0 || p->h < 0 || p->w < 0 || p->oc < 0 || p->oh < 0 || p->ow < 0 || p->kh < 0 ||
+        p->kw < 0 || p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->group <= 0 || p->c % p->group ||
+        p->oc % p->group || p->a_packed || !dtype_ok(p->x_dtype, 0) || !dtype_ok(p->w_dtype, 1) ||
+        !dtype_ok(p->y_dtype, 0) || !dtype_ok(p->r_dtype, 0))
+        return RLX_E_ARG;
+    if (!ctx || !ctx->scratch || ctx->scratch_per_thread < rk_mixed_scratch()) return RLX_E_ARG;
+    int next = 2;
+    const float *bias = p->has_bias ? in[next++] : NULL;
+    const void *res = p->has_res ? in[next++] : NULL;
+    const float *scale = p->w_dtype == RLX_I8 ? in[next++] : NULL;
+    if (conv_direct(p)) {
+        Direct D = {p, in, out[0], bias, scale, res, ctx};
+        double work = (double)p->n * (double)p->oc * (double)(p->oh * p->ow) * (double)(p->c / p->group * p->kh * p->kw);
+        if (ctx->nthreads > 1 && work >= (double)(1 << 20)) rk_pool_run(ctx->pool, ctx->nthreads, direct_task, &D);
+        else {
+            rk_ctx one = *ctx;
+            one.nthreads = 1;
+            D.ctx = &one;
+            direct_task(&D, 0);
+        }
+        return RLX_OK;
+    }
+    int64_t cg = p->c / p->group, ocg = p->oc / p->group, np = p->oh * p->ow, kdim = cg * p->kh * p->kw;
+    int64_t xy = (int64_t)rlx_dtype_size((int)p->x_dtype), wy = (int64_t)rlx_dtype_size((int)p->w_dtype);
+    int64_t yy = (int64_t)rlx_dtype_size((int)p->y_dtype), ry = (int64_t)rlx_dtype_size((int)p->r_dtype);
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t g = 0; g < p->group; g++) {
+            Prod P;
+            memset(&P, 0, sizeof P);
+            P.m = ocg;
+            P.n = np;
+            P.k = kdim;
+            P.a = (tmat){(const uint8_t *)in[1] + g * ocg * kdim * wy, (int)p->w_dtype, kdim, 1,
+                         scale ? scale + g * ocg : NULL, 0};
+            P.load_b = load_im2col;
+            P.conv = p;
+            P.x = (const uint8_t *)in[0] + (n * p->c + g * cg) * p->h * p->w * xy;
+            P.x_dt = (int)p->x_dtype;
+            P.alpha = 1.0f;
+            P.bias = bias ? bias + g * ocg : NULL;
+            int64_t yoff = (n * p->oc + g * ocg) * np;
+            P.res = res ? (const uint8_t *)res + yoff * ry : NULL;
+            P.res_dt = (int)p->r_dtype;
+            P.y = (uint8_t *)out[0] + yoff * yy;
+            P.y_dt = (int)p->y_dtype;
+            P.ldy = np;
+            P.act = (int)p->act;
+            P.act_a = (float)p->act_a;
+            P.act_b = (float)p->act_b;
+            int st = run_product(ctx, &P);
+            if (st) return st;
+        }
+    return RLX_OK;
+}
