@@ -1434,6 +1434,7 @@ static void pwdw_task(void *arg, int tid) {
 
 int rk_conv_pwdw_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_conv_pwdw_f32_params *p = params;
+    if (p->x_dtype || p->w1_dtype || p->y_dtype) return rk_conv_pwdw_mixed(ctx, params, in, out);
     if (p->n < 0 || p->c <= 0 || p->h <= 0 || p->w <= 0 || p->e <= 0 || p->oh < 0 || p->ow < 0 || p->sh <= 0 ||
         p->sw <= 0 || p->pt < 0 || p->pl < 0 || p->rows <= 0 ||
         !ctx || !ctx->scratch || ctx->scratch_per_thread < rk_conv_pwdw_scratch(p->c, p->e, p->w, p->sh, p->rows))

@@ -54,6 +54,8 @@
 #define rk_conv2d_scratch RK_VARIANT(rk_conv2d_scratch)
 #define rk_conv_pwdw_scratch RK_VARIANT(rk_conv_pwdw_scratch)
 #define rk_conv2d_mixed RK_VARIANT(rk_conv2d_mixed)
+#define rk_conv_pwdw_mixed RK_VARIANT(rk_conv_pwdw_mixed)
+#define rk_conv_pwdw_mixed_scratch RK_VARIANT(rk_conv_pwdw_mixed_scratch)
 #define rk_gemm_mixed RK_VARIANT(rk_gemm_mixed)
 #define rk_matmul_mixed RK_VARIANT(rk_matmul_mixed)
 #define rk_mixed_scratch RK_VARIANT(rk_mixed_scratch)

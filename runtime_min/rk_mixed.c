@@ -136,6 +136,12 @@ static void tile(const Prod *P, int64_t i0, int64_t j0, uint8_t *scratch) {
         }
 }
 
+/* Every tile of P on the calling thread. */
+static void run_tiles_here(const Prod *P, uint8_t *scratch) {
+    for (int64_t i0 = 0; i0 < P->m; i0 += BM)
+        for (int64_t j0 = 0; j0 < P->n; j0 += BN) tile(P, i0, j0, scratch);
+}
+
 typedef struct {
     const Prod *P;
     int64_t ntiles, tiles_n;
@@ -384,5 +390,113 @@ int rk_conv2d_mixed(rk_ctx *ctx, const void *params, const void *const *in, void
             int st = run_product(ctx, &P);
             if (st) return st;
         }
+    return RLX_OK;
+}
+
+/* ---- conv_pwdw_f32: the 1x1 expansion and the depthwise 3x3 after it ----
+ * In bands of `rows` output rows, as rk_convgemm.c's: the 1x1 rows a band
+ * needs are computed into scratch (f32, with b1 and act1), then the
+ * depthwise runs over them (w2 and b2 f32, act2) and stores rounded. Each
+ * band is one task and computes its rows itself, so a band's results do not
+ * depend on which thread ran the one before it. */
+
+static int64_t pwdw_rows_in(int64_t sh, int64_t rows) { return (rows - 1) * sh + 3; }
+
+size_t rk_conv_pwdw_mixed_scratch(int64_t e, int64_t w, int64_t sh, int64_t rows) {
+    return rk_mixed_scratch() + sizeof(float) * (size_t)(e * pwdw_rows_in(sh, rows) * w) + 64;
+}
+
+typedef struct {
+    const rk_conv_pwdw_f32_params *p;
+    const void *x, *w1;
+    const float *b1, *w2, *b2, *scale;
+    void *y;
+    const rk_ctx *ctx;
+    int64_t nbands;
+} PwDwMixed;
+
+static void pwdw_band(const PwDwMixed *D, int64_t t, uint8_t *scratch) {
+    const rk_conv_pwdw_f32_params *p = D->p;
+    int64_t img = t / D->nbands, oy0 = t % D->nbands * p->rows;
+    int64_t oy1 = oy0 + p->rows < p->oh ? oy0 + p->rows : p->oh;
+    int64_t r0 = oy0 * p->sh - p->pt, r1 = (oy1 - 1) * p->sh - p->pt + 3;
+    if (r0 < 0) r0 = 0;
+    if (r1 > p->h) r1 = p->h;
+    if (r1 < r0) r1 = r0;
+    int64_t np = (r1 - r0) * p->w;
+    float *e = rk_align64f(scratch + rk_mixed_scratch());
+    int64_t xy = (int64_t)rlx_dtype_size((int)p->x_dtype);
+    Prod P;
+    memset(&P, 0, sizeof P);
+    P.m = p->e;
+    P.n = np;
+    P.k = p->c;
+    P.a = (tmat){D->w1, (int)p->w1_dtype, p->c, 1, D->scale, 0};
+    P.b = (tmat){(const uint8_t *)D->x + (img * p->c * p->h * p->w + r0 * p->w) * xy, (int)p->x_dtype, p->h * p->w,
+                 1, NULL, 0};
+    P.alpha = 1.0f;
+    P.bias = D->b1;
+    P.y = e;
+    P.y_dt = RLX_F32;
+    P.ldy = np;
+    P.act = (int)p->act1;
+    P.act_a = (float)p->act1_a;
+    P.act_b = (float)p->act1_b;
+    if (np) run_tiles_here(&P, scratch);
+    for (int64_t ch = 0; ch < p->e; ch++) {
+        const float *plane = e + ch * np, *wk = D->w2 + ch * 9;
+        for (int64_t oy = oy0; oy < oy1; oy++)
+            for (int64_t ox = 0; ox < p->ow; ox++) {
+                float v = 0.0f;
+                for (int64_t ki = 0; ki < 3; ki++) {
+                    int64_t iy = oy * p->sh - p->pt + ki;
+                    if (iy < r0 || iy >= r1) continue;
+                    for (int64_t kj = 0; kj < 3; kj++) {
+                        int64_t ix = ox * p->sw - p->pl + kj;
+                        if (ix >= 0 && ix < p->w) v += wk[ki * 3 + kj] * plane[(iy - r0) * p->w + ix];
+                    }
+                }
+                if (D->b2) v += D->b2[ch];
+                store1((int)p->y_dtype, D->y, ((img * p->e + ch) * p->oh + oy) * p->ow + ox,
+                       rs_act(v, (int)p->act2, (float)p->act2_a, (float)p->act2_b));
+            }
+    }
+}
+
+static void pwdw_mixed_task(void *arg, int tid) {
+    const PwDwMixed *D = arg;
+    int nt = D->ctx->nthreads > 1 ? D->ctx->nthreads : 1;
+    uint8_t *scratch = D->ctx->scratch + (size_t)tid * D->ctx->scratch_per_thread;
+    for (int64_t t = tid; t < D->p->n * D->nbands; t += nt) pwdw_band(D, t, scratch);
+}
+
+int rk_conv_pwdw_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_conv_pwdw_f32_params *p = params;
+    if (p->n < 0 || p->c <= 0 || p->h <= 0 || p->w <= 0 || p->e <= 0 || p->oh < 0 || p->ow < 0 || p->sh <= 0 ||
+        p->sw <= 0 || p->pt < 0 || p->pl < 0 || p->rows <= 0 || !dtype_ok(p->x_dtype, 0) ||
+        !dtype_ok(p->w1_dtype, 1) || !dtype_ok(p->y_dtype, 0) || !ctx || !ctx->scratch ||
+        ctx->scratch_per_thread < rk_conv_pwdw_mixed_scratch(p->e, p->w, p->sh, p->rows))
+        return RLX_E_ARG;
+    PwDwMixed D;
+    memset(&D, 0, sizeof D);
+    D.p = p;
+    D.ctx = ctx;
+    D.x = in[0];
+    D.w1 = in[1];
+    int next = 2;
+    D.b1 = p->has_b1 ? in[next++] : NULL;
+    D.w2 = in[next++];
+    D.b2 = p->has_b2 ? in[next++] : NULL;
+    D.scale = p->w1_dtype == RLX_I8 ? in[next++] : NULL;
+    D.y = out[0];
+    D.nbands = (p->oh + p->rows - 1) / p->rows;
+    double macs = (double)p->n * (double)p->e * (double)p->h * (double)p->w * (double)p->c;
+    if (ctx->nthreads > 1 && macs >= (double)(1 << 20)) rk_pool_run(ctx->pool, ctx->nthreads, pwdw_mixed_task, &D);
+    else {
+        rk_ctx one = *ctx;
+        one.nthreads = 1;
+        D.ctx = &one;
+        pwdw_mixed_task(&D, 0);
+    }
     return RLX_OK;
 }

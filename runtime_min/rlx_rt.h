@@ -305,7 +305,9 @@ size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk, int transposed
 int rk_conv2d_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
 int rk_matmul_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
 int rk_gemm_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
+int rk_conv_pwdw_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
 size_t rk_mixed_scratch(void);
+size_t rk_conv_pwdw_mixed_scratch(int64_t e, int64_t w, int64_t sh, int64_t rows);
 /* conv_pwdw_f32: the expanded rows of one band (e channels) and the GEMM's packing. */
 size_t rk_conv_pwdw_scratch(int64_t c, int64_t e, int64_t w, int64_t sh, int64_t rows);
 

@@ -8,7 +8,8 @@
  * allows the half type: data movement, pooling, softmax, LayerNorm. Weights
  * may be f16, bf16 or int8 for those three kernels: a convolution's
  * (O, I/group, kh, kw) weights are O rows, a 2-D MatMul or Gemm weight is
- * [k, n] (channels along the columns) or, transposed, [n, k].
+ * [k, n] (channels along the columns) or, transposed, [n, k]. Depthwise
+ * weights (a few per channel) stay f32.
  */
 #include "rlx.h"
 #include "../target.h"
@@ -41,6 +42,8 @@ int rlx_c_weights_operand(const RlxGraph *g, int node, int64_t *rows, int64_t *c
     if (n->nin < 2 || n->in[1] < 0) return -1;
     const RlxValue *w = &g->v[n->in[1]];
     if (n->op == RLX_OP_CONV && conv2d(g, n)) {
+        int64_t group = rlx_attr_i(n, "group", 1);
+        if (w->rank >= 2 && w->dims[1] == 1 && w->dims[0] == group) return -1;   /* depthwise: 9 or so per channel */
         *rows = w->dims[0];
         *cols = rlx_value_numel(w) / (w->dims[0] ? w->dims[0] : 1);
         *by_col = 0;

@@ -239,10 +239,14 @@ static int pwdw_try(RlxGraph *g, int node, const int *nuse) {
         return 0;
     int ev = b->in[0];
     const RlxValue *e = &g->v[ev], *y = &g->v[b->out[0]], *w2 = &g->v[b->in[1]];
-    if (e->rank != 4 || e->dtype != RLX_F32 || y->dtype != RLX_F32 || !rlx_is_const(g, b->in[1]) || w2->rank != 4 ||
+    /* mixed: some operand stored in another type than f32 (rk_mixed.c): the
+     * 1x1's weights then stay plain, and the depthwise's must be f32 */
+    int an0 = e->producer, mixed = !rlx_c_all_f32(g, node) || (an0 >= 0 && !rlx_c_all_f32(g, an0));
+    if (e->rank != 4 || (!mixed && (e->dtype != RLX_F32 || y->dtype != RLX_F32)) || !rlx_is_const(g, b->in[1]) ||
+        w2->rank != 4 ||
         w2->dtype != RLX_F32 || rlx_attr_i(b, "group", 1) != e->dims[1] || y->dims[1] != e->dims[1] ||
         w2->dims[0] != e->dims[1] || w2->dims[1] != 1 || nuse[ev] != 1 || (e->flags & RLX_V_OUTPUT) ||
-        (int64_t)rlx_value_bytes(e) / (e->dims[0] ? e->dims[0] : 1) < PWDW_MIN_BYTES)
+        rlx_value_numel(e) * 4 / (e->dims[0] ? e->dims[0] : 1) < PWDW_MIN_BYTES)
         return 0;
     RlxWindow win;
     rlx_conv_geometry(g, node, &win);
@@ -252,13 +256,13 @@ static int pwdw_try(RlxGraph *g, int node, const int *nuse) {
     int an = e->producer;
     if (an < 0) return 0;
     RlxNode *a = &g->n[an];
-    if (a->dead || a->op != RLX_OP_CONV || rlx_attr_i(a, "rlx_a_packed", 0) != 1 || (a->nin > 3 && a->in[3] >= 0) ||
-        rlx_attr_i(a, "group", 1) != 1)
+    if (a->dead || a->op != RLX_OP_CONV || rlx_attr_i(a, "rlx_a_packed", 0) != (mixed ? 0 : 1) ||
+        (a->nin > 3 && a->in[3] >= 0) || rlx_attr_i(a, "group", 1) != 1)
         return 0;
     const RlxValue *x = &g->v[a->in[0]];
     RlxWindow aw;
     rlx_conv_geometry(g, an, &aw);
-    if (x->rank != 4 || x->dtype != RLX_F32 || aw.nsp != 2 || aw.k[0] != 1 || aw.k[1] != 1 || aw.s[0] != 1 ||
+    if (x->rank != 4 || (!mixed && x->dtype != RLX_F32) || aw.nsp != 2 || aw.k[0] != 1 || aw.k[1] != 1 || aw.s[0] != 1 ||
         aw.s[1] != 1 || aw.pad_begin[0] || aw.pad_begin[1] || x->dims[2] != e->dims[2] || x->dims[3] != e->dims[3])
         return 0;
     int *in = rlx_alloc(sizeof(int) * 7);
@@ -268,8 +272,9 @@ static int pwdw_try(RlxGraph *g, int node, const int *nuse) {
     in[3] = -1;
     in[4] = a->in[1];
     in[5] = a->nin > 2 ? a->in[2] : -1;
+    in[6] = a->nin > 4 ? a->in[4] : -1;   /* int8 weights' scales */
     b->in = in;
-    b->nin = 6;
+    b->nin = 7;
     int64_t ch = e->dims[1], wd = e->dims[3], sh = win.s[0];
     int64_t erows = PWDW_BAND_BYTES / 4 / (ch * wd);
     if (erows < 3) erows = 3;

@@ -101,7 +101,8 @@ static void lower_conv_wino(RlxLower *L, int node, const RlxWindow *w) {
 }
 
 /* A depthwise 3x3 that took over the 1x1 before it (prepare_c.c): inputs
- * x, w2, b2, -, w1 (packed), b1. */
+ * x, w2, b2, -, w1 (packed, or plain where an operand is not f32), b1, and
+ * w1's int8 scales. */
 static void lower_conv_pwdw(RlxLower *L, int node, const RlxWindow *w) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
@@ -134,7 +135,13 @@ static void lower_conv_pwdw(RlxLower *L, int node, const RlxWindow *w) {
     rlx_tk_f(t, "act2_a", rlx_attr_f(n, "rlx_act_a", 0));
     rlx_tk_f(t, "act2_b", rlx_attr_f(n, "rlx_act_b", 0));
     rlx_tk_i(t, "rows", rows);
-    t->scratch = (int64_t)rk_conv_pwdw_scratch(x->dims[1], y->dims[1], x->dims[3], w->s[0], rows);
+    RlxDType xd = x->dtype, w1d = val(L, n->in[4])->dtype, yd = y->dtype;
+    rlx_tk_i(t, "x_dtype", xd);
+    rlx_tk_i(t, "w1_dtype", w1d);
+    rlx_tk_i(t, "y_dtype", yd);
+    if (n->nin > 6 && n->in[6] >= 0) rlx_tk_in(L, t, n->in[6]);
+    if (xd || w1d || yd) t->scratch = (int64_t)rk_conv_pwdw_mixed_scratch(y->dims[1], x->dims[3], w->s[0], rows);
+    else t->scratch = (int64_t)rk_conv_pwdw_scratch(x->dims[1], y->dims[1], x->dims[3], w->s[0], rows);
 }
 
 /* The C target's lowering hook: its own nodes (prepare_c.c); 0 for the rest. */
