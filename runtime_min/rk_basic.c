@@ -301,10 +301,33 @@ int rk_batchnorm_f32(rk_ctx *ctx, const void *params, const void *const *in, voi
     return RLX_OK;
 }
 
+/* Softmax over f16 or bf16 storage: in f32, each row read twice (y may be
+ * x), each result rounded once. */
+static void softmax_typed(const rk_softmax_f32_params *p, const void *x, void *y) {
+    int64_t len = p->axis_len, st = p->inner, dt = p->dtype;
+    for (int64_t o = 0; o < p->outer; o++)
+        for (int64_t i = 0; i < p->inner; i++) {
+            int64_t at = o * len * st + i;
+            float mx = -INFINITY, sum = 0.0f;
+            for (int64_t a = 0; a < len; a++) mx = rs_max(rk_load_f32(dt, x, at + a * st), mx);
+            for (int64_t a = 0; a < len; a++) sum += expf(rk_load_f32(dt, x, at + a * st) - mx);
+            float ls = logf(sum), inv = 1.0f / sum;
+            for (int64_t a = 0; a < len; a++) {
+                float d = rk_load_f32(dt, x, at + a * st) - mx;
+                rk_store_f32(dt, y, at + a * st, p->log ? d - ls : expf(d) * inv);
+            }
+        }
+}
+
 int rk_softmax_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_softmax_f32_params *p = params;
     (void)ctx;
     if (p->outer < 0 || p->axis_len < 0 || p->inner < 0) return RLX_E_ARG;
+    if (p->dtype != RLX_F32) {
+        if (p->dtype != RLX_F16 && p->dtype != RLX_BF16) return RLX_E_ARG;
+        softmax_typed(p, in[0], out[0]);
+        return RLX_OK;
+    }
     const float *x = in[0];
     float *y = out[0];
     int64_t len = p->axis_len, st = p->inner;

@@ -30,25 +30,6 @@ enum { BM = 128, BN = 128, BK = 256 };
 
 /* ---- typed elements ---- */
 
-static float load1(int dt, const void *base, int64_t i) {
-    const uint8_t *p = (const uint8_t *)base;
-    switch (dt) {
-    case RLX_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); return rlx_f16_to_f32(h); }
-    case RLX_BF16: { uint16_t h; memcpy(&h, p + 2 * i, 2); return rlx_bf16_to_f32(h); }
-    case RLX_I8: return (float)(int8_t)p[i];
-    default: { float f; memcpy(&f, p + 4 * i, 4); return f; }
-    }
-}
-
-static void store1(int dt, void *base, int64_t i, float v) {
-    uint8_t *p = (uint8_t *)base;
-    switch (dt) {
-    case RLX_F16: { uint16_t h = rlx_f32_to_f16(v); memcpy(p + 2 * i, &h, 2); break; }
-    case RLX_BF16: { uint16_t h = rlx_f32_to_bf16(v); memcpy(p + 2 * i, &h, 2); break; }
-    default: memcpy(p + 4 * i, &v, 4); break;
-    }
-}
-
 static int dtype_ok(int64_t dt, int weights) {
     return dt == RLX_F32 || dt == RLX_F16 || dt == RLX_BF16 || (weights && dt == RLX_I8);
 }
@@ -72,7 +53,7 @@ static void load_block(float *dst, int64_t ld, const tmat *m, int64_t r0, int64_
             memcpy(d, (const float *)m->base + at, sizeof(float) * (size_t)nc);
             continue;
         }
-        for (int64_t j = 0; j < nc; j++) d[j] = load1(m->dt, m->base, at + j * m->cs);
+        for (int64_t j = 0; j < nc; j++) d[j] = rk_load_f32(m->dt, m->base, at + j * m->cs);
         if (m->scale) {
             if (m->by_col)
                 for (int64_t j = 0; j < nc; j++) d[j] *= m->scale[c0 + j];
@@ -131,8 +112,8 @@ static void tile(const Prod *P, int64_t i0, int64_t j0, uint8_t *scratch) {
             float v = P->alpha * acc[i * BN + j];
             if (P->cin) v += P->beta * P->cin[gi * P->c_rs + gj * P->c_cs];
             if (P->bias) v += P->bias[P->bias_per_col ? gj : gi];
-            if (P->res) v += load1(P->res_dt, P->res, gi * P->ldy + gj);
-            store1(P->y_dt, P->y, gi * P->ldy + gj, rs_act(v, P->act, P->act_a, P->act_b));
+            if (P->res) v += rk_load_f32(P->res_dt, P->res, gi * P->ldy + gj);
+            rk_store_f32(P->y_dt, P->y, gi * P->ldy + gj, rs_act(v, P->act, P->act_a, P->act_b));
         }
 }
 
@@ -268,7 +249,7 @@ static void load_im2col(const Prod *P, float *dst, int64_t p0, int64_t j0, int64
         for (int64_t q = 0; q < nb; q++) {
             int64_t pos = j0 + q, oy = pos / c->ow, ox = pos % c->ow;
             int64_t iy = oy * c->sh - c->pt + ki * c->dh, ix = ox * c->sw - c->pl + kj * c->dw;
-            d[q] = iy >= 0 && iy < c->h && ix >= 0 && ix < c->w ? load1(P->x_dt, P->x, (ch * c->h + iy) * c->w + ix)
+            d[q] = iy >= 0 && iy < c->h && ix >= 0 && ix < c->w ? rk_load_f32(P->x_dt, P->x, (ch * c->h + iy) * c->w + ix)
                                                                  : 0.0f;
         }
     }
@@ -298,13 +279,13 @@ static void direct_one(const Direct *D, int64_t ng, uint8_t *scratch) {
     memset(acc, 0, sizeof(float) * (size_t)(ocg * np));
     for (int64_t ci = 0; ci < cg; ci++) {
         int64_t ch = g * cg + ci, base = (n * p->c + ch) * p->h * p->w;
-        for (int64_t i = 0; i < p->h * p->w; i++) plane[i] = load1((int)p->x_dtype, D->in[0], base + i);
+        for (int64_t i = 0; i < p->h * p->w; i++) plane[i] = rk_load_f32((int)p->x_dtype, D->in[0], base + i);
         for (int64_t o = 0; o < ocg; o++) {
             int64_t oc = g * ocg + o;
             float *a = acc + o * np;
             for (int64_t ki = 0; ki < p->kh; ki++)
                 for (int64_t kj = 0; kj < p->kw; kj++) {
-                    float wv = load1((int)p->w_dtype, D->in[1], ((oc * cg + ci) * p->kh + ki) * p->kw + kj);
+                    float wv = rk_load_f32((int)p->w_dtype, D->in[1], ((oc * cg + ci) * p->kh + ki) * p->kw + kj);
                     if (D->scale) wv *= D->scale[oc];
                     for (int64_t oy = 0; oy < p->oh; oy++) {
                         int64_t iy = oy * p->sh - p->pt + ki * p->dh;
@@ -323,8 +304,8 @@ static void direct_one(const Direct *D, int64_t ng, uint8_t *scratch) {
         for (int64_t q = 0; q < np; q++) {
             float v = acc[o * np + q];
             if (D->bias) v += D->bias[oc];
-            if (D->res) v += load1((int)p->r_dtype, D->res, at + q);
-            store1((int)p->y_dtype, D->y, at + q, rs_act(v, (int)p->act, (float)p->act_a, (float)p->act_b));
+            if (D->res) v += rk_load_f32((int)p->r_dtype, D->res, at + q);
+            rk_store_f32((int)p->y_dtype, D->y, at + q, rs_act(v, (int)p->act, (float)p->act_a, (float)p->act_b));
         }
     }
 }
@@ -457,7 +438,7 @@ static void pwdw_band(const PwDwMixed *D, int64_t t, uint8_t *scratch) {
                     }
                 }
                 if (D->b2) v += D->b2[ch];
-                store1((int)p->y_dtype, D->y, ((img * p->e + ch) * p->oh + oy) * p->ow + ox,
+                rk_store_f32((int)p->y_dtype, D->y, ((img * p->e + ch) * p->oh + oy) * p->ow + ox,
                        rs_act(v, (int)p->act2, (float)p->act2_a, (float)p->act2_b));
             }
     }

@@ -312,6 +312,41 @@ int rk_hardmax(rk_ctx *ctx, const void *params, const void *const *in, void *con
 
 /* ---- normalizations ---- */
 
+/* LayerNorm over f16 or bf16 storage (scale and bias in w_dtype): the f32
+ * kernel's operations, reading each row three times, rounding once. */
+static void layernorm_typed(const rk_layernorm_f32_params *p, const void *const *in, void *const *out) {
+    const void *x = in[0], *scale = in[1], *bias = p->has_bias ? in[2] : NULL;
+    void *y = out[0];
+    float *mean_out = p->has_mean ? out[1] : NULL, *inv_out = p->has_inv_std ? out[1 + (p->has_mean != 0)] : NULL;
+    int64_t dt = p->dtype, wt = p->w_dtype;
+    for (int64_t r = 0; r < p->outer; r++) {
+        int64_t at = r * p->inner;
+        float sum = 0.0f, sq = 0.0f;
+        for (int64_t i = 0; i < p->inner; i++) sum += rk_load_f32(dt, x, at + i);
+        float mean = sum / (float)p->inner;
+        for (int64_t i = 0; i < p->inner; i++) {
+            float d = rk_load_f32(dt, x, at + i) - mean;
+            sq += d * d;
+        }
+        float inv = 1.0f / sqrtf(sq / (float)p->inner + (float)p->eps);
+        if (mean_out) mean_out[r] = mean;
+        if (inv_out) inv_out[r] = inv;
+        int64_t idx[RK_MAX_RANK] = {0}, so = 0, bo = 0;
+        for (int64_t i = 0; i < p->inner; i++) {
+            float v = (rk_load_f32(dt, x, at + i) - mean) * inv * rk_load_f32(wt, scale, so);
+            rk_store_f32(dt, y, at + i, bias ? v + rk_load_f32(wt, bias, bo) : v);
+            for (int64_t a = p->nrank - 1; a >= 0; a--) {
+                so += p->scale_strides[a];
+                bo += p->bias_strides[a];
+                if (++idx[a] < p->ndims[a]) break;
+                so -= p->scale_strides[a] * idx[a];
+                bo -= p->bias_strides[a] * idx[a];
+                idx[a] = 0;
+            }
+        }
+    }
+}
+
 int rk_layernorm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_layernorm_f32_params *p = params;
     (void)ctx;
@@ -322,6 +357,13 @@ int rk_layernorm_f32(rk_ctx *ctx, const void *params, const void *const *in, voi
         n *= p->ndims[a];
     }
     if (n != p->inner) return RLX_E_ARG;
+    if (p->dtype != RLX_F32 || p->w_dtype != RLX_F32) {
+        int ok = (p->dtype == RLX_F32 || p->dtype == RLX_F16 || p->dtype == RLX_BF16) &&
+                 (p->w_dtype == RLX_F32 || p->w_dtype == RLX_F16 || p->w_dtype == RLX_BF16);
+        if (!ok) return RLX_E_ARG;
+        layernorm_typed(p, in, out);
+        return RLX_OK;
+    }
     const float *x = in[0], *scale = in[1], *bias = p->has_bias ? in[2] : NULL;
     float *y = out[0];
     float *mean_out = p->has_mean ? out[1] : NULL, *inv_out = p->has_inv_std ? out[1 + (p->has_mean != 0)] : NULL;

@@ -44,6 +44,29 @@ static inline void rk_store_f64(int64_t dtype, void *base, int64_t i, double v) 
     }
 }
 
+/* Element i of a tensor stored as f32, f16, bf16 or i8, as float (exact),
+ * and a float stored into an f32, f16 or bf16 tensor (rounded to nearest
+ * even): the kernels that compute in f32 over other storage (rk_mixed.c,
+ * softmax, LayerNorm) read and write through these. */
+static inline float rk_load_f32(int64_t dtype, const void *base, int64_t i) {
+    const uint8_t *p = (const uint8_t *)base;
+    switch (dtype) {
+    case RLX_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); return rlx_f16_to_f32(h); }
+    case RLX_BF16: { uint16_t h; memcpy(&h, p + 2 * i, 2); return rlx_bf16_to_f32(h); }
+    case RLX_I8: return (float)(int8_t)p[i];
+    default: { float f; memcpy(&f, p + 4 * i, 4); return f; }
+    }
+}
+
+static inline void rk_store_f32(int64_t dtype, void *base, int64_t i, float v) {
+    uint8_t *p = (uint8_t *)base;
+    switch (dtype) {
+    case RLX_F16: { uint16_t h = rlx_f32_to_f16(v); memcpy(p + 2 * i, &h, 2); break; }
+    case RLX_BF16: { uint16_t h = rlx_f32_to_bf16(v); memcpy(p + 2 * i, &h, 2); break; }
+    default: memcpy(p + 4 * i, &v, 4); break;
+    }
+}
+
 /* Element i of an integer tensor as int64 (u64 wraps, as in C). */
 static inline int64_t rk_load_i64(int64_t dtype, const void *base, int64_t i) {
     const uint8_t *p = (const uint8_t *)base;

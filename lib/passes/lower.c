@@ -592,6 +592,8 @@ static void lower_node(RlxLower *L, int node) {
         rlx_tk_i(t, "has_bias", has_bias);
         rlx_tk_i(t, "has_mean", has_mean);
         rlx_tk_i(t, "has_inv_std", has_inv);
+        rlx_tk_i(t, "dtype", x->dtype);
+        rlx_tk_i(t, "w_dtype", val(L, n->in[1])->dtype);
         /* Scale and B broadcast (right-aligned) to the normalized dims x[axis:] */
         int nr = x->rank - axis;
         rlx_tk_i(t, "nrank", nr);
@@ -622,6 +624,7 @@ static void lower_node(RlxLower *L, int node) {
             rlx_tk_i(t, "inner", 1);
         }
         rlx_tk_i(t, "log", n->op == RLX_OP_LOGSOFTMAX);
+        rlx_tk_i(t, "dtype", x->dtype);
         return;
     }
     case RLX_OP_ARGMAX:

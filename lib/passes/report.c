@@ -62,6 +62,34 @@ void rlx_check_arena_limit(const RlxGraph *g, const RlxPlan *p, int64_t limit) {
               (long long)p->arena_bytes, (long long)limit, s, step_name(g, s), live_at(g, p, s, 8));
 }
 
+/* Which tensors the precision pass stored in another type than their
+ * declared f32 (precision.c), and the bytes that saved. */
+static void report_storage(const RlxGraph *g, const RlxPlan *p, RlxBuf *out) {
+    int64_t saved_a = 0, saved_w = 0, kept = 0, kept_bytes = 0;
+    int nchanged = 0;
+    RlxBuf rows = {0};
+    for (int v = 0; v < g->nv; v++) {
+        const RlxValue *x = &g->v[v];
+        int in_arena = p->off[v] >= 0 && !(x->flags & RLX_V_WEIGHT), in_weights = (x->flags & RLX_V_WEIGHT) && p->woff[v] >= 0;
+        if (!in_arena && !in_weights) continue;
+        if (x->flags & RLX_V_STORAGE) {
+            int64_t now = rlx_value_bytes(x), was = rlx_value_numel(x) * 4, d = was - now;
+            if (in_weights) saved_w += d;
+            else saved_a += d;
+            nchanged++;
+            rlx_buf_printf(&rows, "  %-6s %-7s %10lld B (f32: %lld)  %s\n", in_weights ? "weight" : "arena",
+                           rlx_dtype_name(x->dtype), (long long)now, (long long)was, x->name);
+        } else if (x->dtype == RLX_F32 && in_arena) {
+            kept++;
+            kept_bytes += rlx_value_bytes(x);
+        }
+    }
+    rlx_buf_printf(out, "\nstorage (--precision, --weights): %d tensors stored in another type than their f32, "
+                        "saving %lld bytes of tensors and %lld of weights; %lld arena tensors (%lld bytes) are f32\n",
+                   nchanged, (long long)saved_a, (long long)saved_w, (long long)kept, (long long)kept_bytes);
+    if (nchanged) rlx_buf_printf(out, "%s", rows.data);
+}
+
 void rlx_report_text(const RlxGraph *g, const RlxPlan *p, RlxBuf *out) {
     int64_t peak;
     int s = peak_step(g, p, &peak);
@@ -97,6 +125,7 @@ void rlx_report_text(const RlxGraph *g, const RlxPlan *p, RlxBuf *out) {
         rlx_buf_printf(out, "%-10lld %-10lld [%4d,%4d]  %s\n", (long long)p->off[o], (long long)p->bufsize[o],
                        p->bfirst[o], p->blast[o], names.data);
     }
+    report_storage(g, p, out);
 }
 
 static const char *xml_escape(const char *s) {
