@@ -65,8 +65,9 @@ typedef struct {
 /* How a target's kernel for a node takes one operand stored in half
  * (RlxTarget.half_operand; precision.c explains the three). */
 enum { RLX_HALF_FIXED, RLX_HALF_TIED, RLX_HALF_FREE };
-/* The default: elementwise regions FREE, everything else TIED. */
+/* The defaults (precision.c), what runtime_min's and lib/gpu's kernels do. */
 int rlx_half_operand_default(const RlxGraph *g, int node, int operand);
+int rlx_weights_operand_default(const RlxGraph *g, int node, int64_t *rows, int64_t *cols, int *by_col);
 
 /* One cell of a target's legalize column: the dtypes it supports for op. */
 typedef struct {
@@ -118,7 +119,8 @@ typedef struct RlxTarget {
      * (RLX_DT(F16), RLX_DT(BF16), RLX_DT(I8)) --weights may store GEMM and
      * convolution weights in; weights_operand: which input of node is such a
      * weight (-1: none), seen as a rows x cols matrix whose output channels
-     * run along the rows (*by_col 0) or the columns (1). */
+     * run along the rows (*by_col 0) or the columns (1) (NULL:
+     * rlx_weights_operand_default). */
     unsigned half_storage;
     int (*half_operand)(const RlxGraph *g, int node, int operand);
     unsigned reduced_weights;

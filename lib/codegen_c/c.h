@@ -14,9 +14,6 @@ int rlx_c_all_f32(const RlxGraph *g, int node);
 /* A 2-D (or 1-D) convolution that runs as im2col + GEMM (select_c.c). */
 int rlx_c_conv_uses_gemm(const RlxGraph *g, int node);
 void rlx_c_emit(const RlxEmitJob *job);                                  /* emit_c.c */
-/* precision_c.c: how the kernels take half storage and reduced weights (target.h) */
-int rlx_c_half_operand(const RlxGraph *g, int node, int operand);
-int rlx_c_weights_operand(const RlxGraph *g, int node, int64_t *rows, int64_t *cols, int *by_col);
 /* emit_c.c, for every target's printer: the API header OUT.h, and the
  * tensor tables with NAME_info. */
 void rlx_emit_model_header(const RlxGraph *g, const RlxPlan *plan, const char *name, int emit_main, int embed_weights,

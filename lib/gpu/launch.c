@@ -257,7 +257,9 @@ static const char *float_lit(double v) {
 }
 
 /* the epilogue's operands and macros (matmul.kl) */
-static void epilogue(RlxGpuLaunch *l, const RlxThunk *t, int bias_in, int res_in, RlxSlot y) {
+/* The residual and the output in their storage types (--precision: f16 or
+ * bf16 converted in the loads and stores), the bias f32. */
+static void epilogue(const RlxGraph *g, RlxGpuLaunch *l, const RlxThunk *t, int bias_in, int res_in, RlxSlot y) {
     int epi = 0;
     if (bias_in >= 0) {
         rlx_gpu_define(l, "LBIAS(k)", rlx_fmt("L%d(k)", l->nops));
@@ -266,11 +268,11 @@ static void epilogue(RlxGpuLaunch *l, const RlxThunk *t, int bias_in, int res_in
     }
     if (res_in >= 0) {
         rlx_gpu_define(l, "LRES(k)", rlx_fmt("L%d(k)", l->nops));
-        rlx_gpu_op(l, t->in[res_in], G_F32, 0);
+        rlx_gpu_op(l, t->in[res_in], dtype_gt(g, t->in[res_in]), 0);
         epi |= 2;
     }
     rlx_gpu_define(l, "SY(k, v)", rlx_fmt("S%d(k, v)", l->nops));
-    rlx_gpu_op(l, y, G_F32, 1);
+    rlx_gpu_op(l, y, dtype_gt(g, y), 1);
     rlx_gpu_const(l, "EPI", epi);
     rlx_gpu_const(l, "ACT", PI("act"));
     rlx_gpu_define(l, "ACT_A", float_lit(PF("act_a")));
@@ -312,24 +314,22 @@ static void product(RlxGpuLaunch *l, int64_t m, int64_t n, int64_t k, int ta, in
 }
 
 static int l_matmul(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
-    (void)g;
     int brank = (int)PI("brank");
     int64_t bd[RLX_MAX_RANK], as[RLX_MAX_RANK], bs[RLX_MAX_RANK];
     rlx_tk_get_a(t, "bdims", bd);
     rlx_tk_get_a(t, "astride", as);
     rlx_tk_get_a(t, "bstride", bs);
-    rlx_gpu_op(l, t->in[0], G_F32, 0);
-    rlx_gpu_op(l, t->in[1], G_F32, 0);
+    rlx_gpu_op(l, t->in[0], dtype_gt(g, t->in[0]), 0);
+    rlx_gpu_op(l, t->in[1], dtype_gt(g, t->in[1]), 0);
     int next = 2, bias = PI("has_bias") ? next++ : -1, res = PI("has_res") ? next++ : -1;
-    epilogue(l, t, bias, res, t->out[0]);
+    epilogue(g, l, t, bias, res, t->out[0]);
     product(l, PI("m"), PI("n"), PI("k"), (int)PI("trans_a"), (int)PI("trans_b"), brank, bd, as, bs, lim);
     return 1;
 }
 
 static int l_gemm(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
-    (void)g;
-    rlx_gpu_op(l, t->in[0], G_F32, 0);
-    rlx_gpu_op(l, t->in[1], G_F32, 0);
+    rlx_gpu_op(l, t->in[0], dtype_gt(g, t->in[0]), 0);
+    rlx_gpu_op(l, t->in[1], dtype_gt(g, t->in[1]), 0);
     int next = 2, has_c = PI("has_c") && PF("beta") != 0.0, res = -1;
     if (PI("has_c")) {
         if (has_c) {
@@ -339,7 +339,7 @@ static int l_gemm(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *l
         next++;
     }
     if (PI("has_res")) res = next++;
-    epilogue(l, t, -1, res, t->out[0]);
+    epilogue(g, l, t, -1, res, t->out[0]);
     rlx_gpu_const(l, "GEMM", 1);
     rlx_gpu_const(l, "HAS_C", has_c);
     rlx_gpu_const(l, "CRS", has_c ? PI("c_rs") : 0);
@@ -351,13 +351,12 @@ static int l_gemm(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *l
 }
 
 static int l_conv2d(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
-    (void)g;
     int64_t n = PI("n"), c = PI("c"), oc = PI("oc"), group = PI("group"), kh = PI("kh"), kw = PI("kw");
     int64_t oh = PI("oh"), ow = PI("ow"), cg = c / group, ocg = oc / group, kdim = cg * kh * kw;
-    rlx_gpu_op(l, t->in[0], G_F32, 0);
-    rlx_gpu_op(l, t->in[1], G_F32, 0);
+    rlx_gpu_op(l, t->in[0], dtype_gt(g, t->in[0]), 0);
+    rlx_gpu_op(l, t->in[1], dtype_gt(g, t->in[1]), 0);
     int next = 2, bias = PI("has_bias") ? next++ : -1, res = PI("has_res") ? next++ : -1;
-    epilogue(l, t, bias, res, t->out[0]);
+    epilogue(g, l, t, bias, res, t->out[0]);
     static const char *const names[] = {"C", "H", "W", "OC", "OH", "OW", "KH", "KW", "SH", "SW", "PT", "PL", "DH",
                                         "DW"};
     static const char *const fields[] = {"c", "h", "w", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "pt", "pl", "dh",
@@ -387,10 +386,9 @@ static int l_conv2d(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
 /* ---- normalizations and reductions ---- */
 
 static int l_softmax(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
-    (void)g;
     int64_t outer = PI("outer"), len = PI("axis_len"), inner = PI("inner");
-    rlx_gpu_op(l, t->in[0], G_F32, 0);
-    rlx_gpu_op(l, t->out[0], G_F32, 1);
+    rlx_gpu_op(l, t->in[0], dtype_gt(g, t->in[0]), 0);
+    rlx_gpu_op(l, t->out[0], dtype_gt(g, t->out[0]), 1);
     rlx_gpu_const(l, "LOG", PI("log"));
     rlx_gpu_const(l, "LEN", len);
     if (inner == 1) {
@@ -409,7 +407,6 @@ static int l_softmax(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits
 }
 
 static int l_layernorm(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
-    (void)g;
     int64_t outer = PI("outer"), inner = PI("inner");
     int nrank = (int)PI("nrank");
     int64_t nd[RLX_MAX_RANK], ss[RLX_MAX_RANK], bs[RLX_MAX_RANK];
@@ -417,15 +414,15 @@ static int l_layernorm(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimi
     rlx_tk_get_a(t, "scale_strides", ss);
     rlx_tk_get_a(t, "bias_strides", bs);
     l->tmpl = "layernorm";
-    rlx_gpu_op(l, t->in[0], G_F32, 0);
-    rlx_gpu_op(l, t->in[1], G_F32, 0);
+    rlx_gpu_op(l, t->in[0], dtype_gt(g, t->in[0]), 0);
+    rlx_gpu_op(l, t->in[1], dtype_gt(g, t->in[1]), 0);
     int has_bias = PI("has_bias") != 0;
     if (has_bias) {
         rlx_gpu_define(l, "LB(k)", rlx_fmt("L%d(k)", l->nops));
-        rlx_gpu_op(l, t->in[2], G_F32, 0);
+        rlx_gpu_op(l, t->in[2], dtype_gt(g, t->in[2]), 0);
     }
     rlx_gpu_define(l, "SY(k, v)", rlx_fmt("S%d(k, v)", l->nops));
-    rlx_gpu_op(l, t->out[0], G_F32, 1);
+    rlx_gpu_op(l, t->out[0], dtype_gt(g, t->out[0]), 1);
     int k = 1;
     if (PI("has_mean")) {
         rlx_gpu_define(l, "SMEAN(k, v)", rlx_fmt("S%d(k, v)", l->nops));

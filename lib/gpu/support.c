@@ -51,9 +51,9 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_AVERAGEPOOL,      RLX_DT_FLOATS},
     {RLX_OP_GLOBALAVERAGEPOOL, RLX_DT_FLOATS},
     {RLX_OP_BATCHNORM,        RLX_DT_F32},
-    {RLX_OP_LAYERNORM,        RLX_DT_F32},
-    {RLX_OP_SOFTMAX,          RLX_DT_F32},
-    {RLX_OP_LOGSOFTMAX,       RLX_DT_F32},
+    {RLX_OP_LAYERNORM,        RLX_DT_F32 | RLX_DT(F16) | RLX_DT(BF16)},   /* computed in f32 */
+    {RLX_OP_SOFTMAX,          RLX_DT_F32 | RLX_DT(F16) | RLX_DT(BF16)},   /* computed in f32 */
+    {RLX_OP_LOGSOFTMAX,       RLX_DT_F32 | RLX_DT(F16) | RLX_DT(BF16)},   /* computed in f32 */
     {RLX_OP_REDUCEMEAN,       RLX_DT_NUMERIC},
     {RLX_OP_REDUCESUM,        RLX_DT_NUMERIC},
     {RLX_OP_REDUCEMAX,        RLX_DT_NUMERIC},

@@ -96,11 +96,54 @@ static int auto_keeps(const RlxGraph *g, int node, int o) {
     return 0;
 }
 
+static int conv2d(const RlxGraph *g, const RlxNode *n) {
+    return n->op == RLX_OP_CONV && g->v[n->in[0]].rank <= 4;
+}
+
+/* What the kernels of lib/gpu and runtime_min share: elementwise regions
+ * convert every operand; a 1-D/2-D convolution, MatMul and Gemm convert
+ * their activation inputs, residual and output (a bias, Gemm's C: FIXED);
+ * LayerNorm's input and output are tied, its statistics FIXED; the rest
+ * runs in one storage type (TIED). */
 int rlx_half_operand_default(const RlxGraph *g, int node, int o) {
-    (void)o;
-    RlxOp op = g->n[node].op;
-    if (op == RLX_OP_REGION || (rlx_ops[op].flags & RLX_OPF_ELT)) return RLX_HALF_FREE;
-    return RLX_HALF_TIED;
+    const RlxNode *n = &g->n[node];
+    int out = o >= n->nin;
+    if (n->op == RLX_OP_REGION || (rlx_ops[n->op].flags & RLX_OPF_ELT)) return RLX_HALF_FREE;
+    switch (n->op) {
+    case RLX_OP_CONV:
+        if (!conv2d(g, n)) return RLX_HALF_TIED;
+        return out || o == 0 || o == 3 ? RLX_HALF_FREE : RLX_HALF_FIXED;
+    case RLX_OP_MATMUL:
+    case RLX_OP_GEMM:
+        return out || o == 0 || o == 1 || o == 3 ? RLX_HALF_FREE : RLX_HALF_FIXED;
+    case RLX_OP_LAYERNORM:
+        return o == 0 || o == n->nin ? RLX_HALF_TIED : RLX_HALF_FIXED;
+    default:
+        return RLX_HALF_TIED;
+    }
+}
+
+/* A convolution's (O, I/group, kh, kw) weights are O rows (depthwise ones,
+ * a few per channel, stay f32); a 2-D MatMul or Gemm weight is [k, n]
+ * (channels along the columns) or, transposed, [n, k]. */
+int rlx_weights_operand_default(const RlxGraph *g, int node, int64_t *rows, int64_t *cols, int *by_col) {
+    const RlxNode *n = &g->n[node];
+    if (n->nin < 2 || n->in[1] < 0) return -1;
+    const RlxValue *w = &g->v[n->in[1]];
+    if (n->op == RLX_OP_CONV && conv2d(g, n)) {
+        int64_t group = rlx_attr_i(n, "group", 1);
+        if (w->rank >= 2 && w->dims[1] == 1 && w->dims[0] == group) return -1;
+        *rows = w->dims[0];
+        *cols = rlx_value_numel(w) / (w->dims[0] ? w->dims[0] : 1);
+        *by_col = 0;
+        return 1;
+    }
+    if ((n->op != RLX_OP_MATMUL && n->op != RLX_OP_GEMM) || w->rank != 2) return -1;
+    int tb = rlx_attr_i(n, n->op == RLX_OP_MATMUL ? "rlx_trans_b" : "transB", 0) != 0;
+    *rows = w->dims[0];
+    *cols = w->dims[1];
+    *by_col = !tb;
+    return 1;
 }
 
 static int candidate(const RlxValue *v) {
@@ -228,13 +271,14 @@ static int uses_of(const RlxGraph *g, int v) {
 }
 
 static void assign_weights(RlxGraph *g, const RlxTarget *t, RlxDType to) {
-    if (!t->weights_operand || !(t->reduced_weights >> to & 1u)) return;
+    int (*which)(const RlxGraph *, int, int64_t *, int64_t *, int *) =
+        t->weights_operand ? t->weights_operand : rlx_weights_operand_default;
     int nn = g->nn;
     for (int i = 0; i < nn; i++) {
         if (g->n[i].dead) continue;
         int axis;   /* the output channels' axis of the [rows, cols] view: 0 rows, 1 columns */
         int64_t rows, cols;
-        int k = t->weights_operand(g, i, &rows, &cols, &axis);
+        int k = which(g, i, &rows, &cols, &axis);
         if (k < 0) continue;
         int w = g->n[i].in[k];
         if (w < 0 || !(g->v[w].flags & RLX_V_WEIGHT) || g->v[w].dtype != RLX_F32 || uses_of(g, w) != 1) continue;
@@ -258,7 +302,7 @@ void rlx_assign_precision(RlxGraph *g, const RlxTarget *t, RlxPrecision precisio
         assign_storage(g, t, half, precision == RLX_PRECISION_AUTO);
     }
     if (weights != RLX_F32) {
-        if (!t->weights_operand || !(t->reduced_weights >> weights & 1u))
+        if (!(t->reduced_weights >> weights & 1u))
             rlx_error("%s: target '%s' does not store weights in %s (--weights)", g->file, t->name,
                       weights == RLX_I8 ? "int8" : rlx_dtype_name(weights));
         assign_weights(g, t, weights);
