@@ -94,6 +94,18 @@ size_t rk_mixed_scratch(void) {
     return sizeof(float) * (size_t)(BM * BK + BK * BN + BM * BN) + rk_sgemm_scratch_size(BM, BN, BK) + 4 * 64;
 }
 
+/* y + bias + res in the f32 kernels' order (rk_gemm.h): per column, + bias
+ * then + res; per row (convolutions), y + b + r, or y + b only where b is
+ * not 0 (so a -0 stays -0 without a residual). */
+static float epilogue_sum(float y, float b, int has_b, int per_col, float r, int has_r) {
+    if (per_col) {
+        if (has_b) y += b;
+        return has_r ? y + r : y;
+    }
+    if (has_r) return y + b + r;
+    return has_b && b != 0.0f ? y + b : y;
+}
+
 static void tile(const Prod *P, int64_t i0, int64_t j0, uint8_t *scratch) {
     float *ab = rk_align64f(scratch), *bb = rk_align64f(ab + BM * BK), *acc = rk_align64f(bb + BK * BN);
     void *gs = rk_align64f(acc + BM * BN);
@@ -111,8 +123,9 @@ static void tile(const Prod *P, int64_t i0, int64_t j0, uint8_t *scratch) {
             int64_t gi = i0 + i, gj = j0 + j;
             float v = P->alpha * acc[i * BN + j];
             if (P->cin) v += P->beta * P->cin[gi * P->c_rs + gj * P->c_cs];
-            if (P->bias) v += P->bias[P->bias_per_col ? gj : gi];
-            if (P->res) v += rk_load_f32(P->res_dt, P->res, gi * P->ldy + gj);
+            v = epilogue_sum(v, P->bias ? P->bias[P->bias_per_col ? gj : gi] : 0.0f, P->bias != NULL,
+                             P->bias_per_col, P->res ? rk_load_f32(P->res_dt, P->res, gi * P->ldy + gj) : 0.0f,
+                             P->res != NULL);
             rk_store_f32(P->y_dt, P->y, gi * P->ldy + gj, rs_act(v, P->act, P->act_a, P->act_b));
         }
 }
@@ -302,9 +315,8 @@ static void direct_one(const Direct *D, int64_t ng, uint8_t *scratch) {
     for (int64_t o = 0; o < ocg; o++) {
         int64_t oc = g * ocg + o, at = (n * p->oc + oc) * np;
         for (int64_t q = 0; q < np; q++) {
-            float v = acc[o * np + q];
-            if (D->bias) v += D->bias[oc];
-            if (D->res) v += rk_load_f32((int)p->r_dtype, D->res, at + q);
+            float v = epilogue_sum(acc[o * np + q], D->bias ? D->bias[oc] : 0.0f, D->bias != NULL, 0,
+                                   D->res ? rk_load_f32((int)p->r_dtype, D->res, at + q) : 0.0f, D->res != NULL);
             rk_store_f32((int)p->y_dtype, D->y, at + q, rs_act(v, (int)p->act, (float)p->act_a, (float)p->act_b));
         }
     }
