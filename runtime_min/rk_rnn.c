@@ -27,7 +27,9 @@
  * row offsets differ; every row is contiguous.
  *
  * Arithmetic is in double and rounded once per stored element, whatever
- * the float storage dtype.
+ * the float storage dtype. X and Y may be stored in other types than the
+ * rest (rlxc --precision: x_dtype, y_dtype); the state read back from Y is
+ * then Y's stored value, while Y_c (the cell state) and Y_h keep dtype.
  *
  * Einsum walks every combination of label values with two odometers: the
  * output labels outside, the summed labels inside; an operand's element is
@@ -65,6 +67,7 @@ typedef struct {
     const void *const *in;
     void *const *out;
     int64_t dt, nin, h, gates, dir;
+    int64_t xdt, ydt;            /* X's and Y's storage dtypes (dt: every other tensor's) */
     int64_t w, r, b, pp;         /* offsets of this direction's W, R, B, P */
     int64_t acts[3];             /* activation slots of this direction: f, g, h */
     double alpha[3], beta[3];
@@ -81,60 +84,64 @@ static double gate_input(const Cell *c, int64_t g, int64_t i, int64_t x_off) {
     const void *X = c->in[0], *W = c->in[1];
     int64_t row = c->w + (g * c->h + i) * c->nin;
     double s = 0.0;
-    for (int64_t j = 0; j < c->nin; j++) s += rk_load_f64(c->dt, W, row + j) * rk_load_f64(c->dt, X, x_off + j);
+    for (int64_t j = 0; j < c->nin; j++) s += rk_load_f64(c->dt, W, row + j) * rk_load_f64(c->xdt, X, x_off + j);
     if (c->p->has_b) s += rk_load_f64(c->dt, c->in[3], c->b + g * c->h + i);
     return s;
 }
 
-static double gate_recur(const Cell *c, int64_t g, int64_t i, const void *hb, int64_t h_off) {
+static double gate_recur(const Cell *c, int64_t g, int64_t i, const void *hb, int64_t hdt, int64_t h_off) {
     const void *R = c->in[2];
     int64_t row = c->r + (g * c->h + i) * c->h;
     double s = 0.0;
     if (hb)
-        for (int64_t j = 0; j < c->h; j++) s += rk_load_f64(c->dt, R, row + j) * rk_load_f64(c->dt, hb, h_off + j);
+        for (int64_t j = 0; j < c->h; j++) s += rk_load_f64(c->dt, R, row + j) * rk_load_f64(hdt, hb, h_off + j);
     if (c->p->has_b) s += rk_load_f64(c->dt, c->in[3], c->b + (c->gates + g) * c->h + i);
     return s;
 }
 
-static double load_or_zero(const Cell *c, const void *base, int64_t off) {
-    return base ? rk_load_f64(c->dt, base, off) : 0.0;
+static double load_or_zero(int64_t dt, const void *base, int64_t off) {
+    return base ? rk_load_f64(dt, base, off) : 0.0;
 }
 
-/* One step: state h (hb, h_off; hb NULL = zeros) -> row y_off of Y. */
-static void rnn_step(const Cell *c, int64_t x_off, const void *hb, int64_t h_off, int64_t y_off, int64_t st_off) {
+/* One step: state h (hb, h_off, stored as hdt; hb NULL = zeros) -> row y_off of Y. */
+static void rnn_step(const Cell *c, int64_t x_off, const void *hb, int64_t hdt, int64_t h_off, int64_t y_off,
+                     int64_t st_off) {
     void *Y = c->out[0];
     for (int64_t i = 0; i < c->h; i++)
-        rk_store_f64(c->dt, Y, y_off + i, act(c, 0, gate_input(c, 0, i, x_off) + gate_recur(c, 0, i, hb, h_off)));
+        rk_store_f64(c->ydt, Y, y_off + i,
+                     act(c, 0, gate_input(c, 0, i, x_off) + gate_recur(c, 0, i, hb, hdt, h_off)));
     (void)st_off;
 }
 
 /* GRU gates z, r, h (ONNX order); st_off is this pair's row of Y_h. */
-static void gru_step(const Cell *c, int64_t x_off, const void *hb, int64_t h_off, int64_t y_off, int64_t st_off) {
+static void gru_step(const Cell *c, int64_t x_off, const void *hb, int64_t hdt, int64_t h_off, int64_t y_off,
+                     int64_t st_off) {
     void *Y = c->out[0], *scratch = c->out[1];
     if (!c->p->linear_before_reset) {
         /* r * h_{t-1} for every unit, before any candidate needs it */
         for (int64_t i = 0; i < c->h; i++) {
-            double r = act(c, 0, gate_input(c, 1, i, x_off) + gate_recur(c, 1, i, hb, h_off));
-            rk_store_f64(c->dt, scratch, st_off + i, r * load_or_zero(c, hb, h_off + i));
+            double r = act(c, 0, gate_input(c, 1, i, x_off) + gate_recur(c, 1, i, hb, hdt, h_off));
+            rk_store_f64(c->dt, scratch, st_off + i, r * load_or_zero(hdt, hb, h_off + i));
         }
     }
     for (int64_t i = 0; i < c->h; i++) {
-        double z = act(c, 0, gate_input(c, 0, i, x_off) + gate_recur(c, 0, i, hb, h_off));
+        double z = act(c, 0, gate_input(c, 0, i, x_off) + gate_recur(c, 0, i, hb, hdt, h_off));
         double cand;
         if (c->p->linear_before_reset) {
-            double r = act(c, 0, gate_input(c, 1, i, x_off) + gate_recur(c, 1, i, hb, h_off));
-            cand = gate_input(c, 2, i, x_off) + r * gate_recur(c, 2, i, hb, h_off);
+            double r = act(c, 0, gate_input(c, 1, i, x_off) + gate_recur(c, 1, i, hb, hdt, h_off));
+            cand = gate_input(c, 2, i, x_off) + r * gate_recur(c, 2, i, hb, hdt, h_off);
         } else {
-            cand = gate_input(c, 2, i, x_off) + gate_recur(c, 2, i, scratch, st_off);
+            cand = gate_input(c, 2, i, x_off) + gate_recur(c, 2, i, scratch, c->dt, st_off);
         }
         double hh = act(c, 1, cand);
-        rk_store_f64(c->dt, Y, y_off + i, (1.0 - z) * hh + z * load_or_zero(c, hb, h_off + i));
+        rk_store_f64(c->ydt, Y, y_off + i, (1.0 - z) * hh + z * load_or_zero(hdt, hb, h_off + i));
     }
 }
 
 /* LSTM gates i, o, f, c (ONNX order), peepholes i, o, f; the cell state is
  * row st_off of Y_c, updated in place. */
-static void lstm_step(const Cell *c, int64_t x_off, const void *hb, int64_t h_off, int64_t y_off, int64_t st_off) {
+static void lstm_step(const Cell *c, int64_t x_off, const void *hb, int64_t hdt, int64_t h_off, int64_t y_off,
+                      int64_t st_off) {
     void *Y = c->out[0], *C = c->out[2];
     const void *P = c->p->has_p ? c->in[7] : NULL;
     for (int64_t i = 0; i < c->h; i++) {
@@ -145,23 +152,26 @@ static void lstm_step(const Cell *c, int64_t x_off, const void *hb, int64_t h_of
             po = rk_load_f64(c->dt, P, c->pp + c->h + i);
             pf = rk_load_f64(c->dt, P, c->pp + 2 * c->h + i);
         }
-        double ig = act(c, 0, gate_input(c, 0, i, x_off) + gate_recur(c, 0, i, hb, h_off) + pi * c_prev);
-        double fg = c->p->input_forget ? 1.0 - ig
-                                       : act(c, 0, gate_input(c, 2, i, x_off) + gate_recur(c, 2, i, hb, h_off) + pf * c_prev);
-        double cand = act(c, 1, gate_input(c, 3, i, x_off) + gate_recur(c, 3, i, hb, h_off));
+        double ig = act(c, 0, gate_input(c, 0, i, x_off) + gate_recur(c, 0, i, hb, hdt, h_off) + pi * c_prev);
+        double fg = c->p->input_forget
+                        ? 1.0 - ig
+                        : act(c, 0, gate_input(c, 2, i, x_off) + gate_recur(c, 2, i, hb, hdt, h_off) + pf * c_prev);
+        double cand = act(c, 1, gate_input(c, 3, i, x_off) + gate_recur(c, 3, i, hb, hdt, h_off));
         double c_new = fg * c_prev + ig * cand;
-        double og = act(c, 0, gate_input(c, 1, i, x_off) + gate_recur(c, 1, i, hb, h_off) + po * c_new);
+        double og = act(c, 0, gate_input(c, 1, i, x_off) + gate_recur(c, 1, i, hb, hdt, h_off) + po * c_new);
         rk_store_f64(c->dt, C, st_off + i, c_new);
-        rk_store_f64(c->dt, Y, y_off + i, og * act(c, 2, c_new));
+        rk_store_f64(c->ydt, Y, y_off + i, og * act(c, 2, c_new));
     }
 }
 
-typedef void (*step_fn)(const Cell *, int64_t, const void *, int64_t, int64_t, int64_t);
+typedef void (*step_fn)(const Cell *, int64_t, const void *, int64_t, int64_t, int64_t, int64_t);
 
 int rk_rnn(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_rnn_params *p = params;
     (void)ctx;
-    if (p->cell < 0 || p->cell > 2 || !rk_dtype_is_float(p->dtype)) return RLX_E_ARG;
+    if (p->cell < 0 || p->cell > 2 || !rk_dtype_is_float(p->dtype) || !rk_dtype_is_float(p->x_dtype) ||
+        !rk_dtype_is_float(p->y_dtype))
+        return RLX_E_ARG;
     if (p->seq < 0 || p->batch < 0 || p->input < 0 || p->hidden < 0 || p->direction < 0 || p->direction > 2)
         return RLX_E_ARG;
     if (p->has_seq_lens && p->seq_lens_dtype != RLX_I32 && p->seq_lens_dtype != RLX_I64) return RLX_E_ARG;
@@ -176,8 +186,8 @@ int rk_rnn(rk_ctx *ctx, const void *params, const void *const *in, void *const *
     const void *h0 = p->has_h0 ? in[5] : NULL, *c0 = p->cell == 2 && p->has_c0 ? in[6] : NULL;
     int64_t dt = p->dtype;
     for (int64_t d = 0; d < dirs; d++) {
-        Cell c = {p, in, out, dt, p->input, hid, gates, d, d * gates * hid * p->input, d * gates * hid * hid,
-                  d * 2 * gates * hid, d * 3 * hid, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+        Cell c = {p, in, out, dt, p->input, hid, gates, d, p->x_dtype, p->y_dtype, d * gates * hid * p->input,
+                  d * gates * hid * hid, d * 2 * gates * hid, d * 3 * hid, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
         for (int k = 0; k < nacts; k++) {
             c.acts[k] = p->acts[d * nacts + k];
             c.alpha[k] = alphas[d * nacts + k];
@@ -195,22 +205,23 @@ int rk_rnn(rk_ctx *ctx, const void *params, const void *const *in, void *const *
 #define X_ROW(t) ((p->layout ? b * seq + (t) : (t) * batch + b) * p->input)
 #define Y_ROW(t) ((p->layout ? ((b * seq + (t)) * dirs + d) : (((t) * dirs + d) * batch + b)) * hid)
             for (int64_t t = len; t < seq; t++)
-                for (int64_t i = 0; i < hid; i++) rk_store_f64(dt, out[0], Y_ROW(t) + i, 0.0);
+                for (int64_t i = 0; i < hid; i++) rk_store_f64(p->y_dtype, out[0], Y_ROW(t) + i, 0.0);
             if (p->cell == 2)
-                for (int64_t i = 0; i < hid; i++) rk_store_f64(dt, out[2], st + i, load_or_zero(&c, c0, st + i));
+                for (int64_t i = 0; i < hid; i++) rk_store_f64(dt, out[2], st + i, load_or_zero(dt, c0, st + i));
             const void *hb = h0;
-            int64_t h_off = st;
+            int64_t h_off = st, hdt = dt;
             for (int64_t k = 0; k < len; k++) {
                 int64_t t = reverse ? len - 1 - k : k;
-                step(&c, X_ROW(t), hb, h_off, Y_ROW(t), st);
+                step(&c, X_ROW(t), hb, hdt, h_off, Y_ROW(t), st);
                 hb = out[0];
+                hdt = p->y_dtype;
                 h_off = Y_ROW(t);
             }
             /* the final state: Y's last valid row; zeros for an empty
              * sequence (as onnxruntime: Y_h and Y_c like the rows of Y) */
             if (len == 0) hb = NULL;
             for (int64_t i = 0; i < hid; i++) {
-                rk_store_f64(dt, out[1], st + i, load_or_zero(&c, hb, h_off + i));
+                rk_store_f64(dt, out[1], st + i, load_or_zero(hdt, hb, h_off + i));
                 if (len == 0 && p->cell == 2) rk_store_f64(dt, out[2], st + i, 0.0);
             }
 #undef X_ROW

@@ -199,7 +199,8 @@ static Recur recur_params(const RlxGraph *g, int node) {
             want_shape(g, node, k, roles[k], 1, ldims);
             continue;
         }
-        rlx_want_same_dtype(g, node, 0, k);
+        /* all alike, but X as the precision pass stores it (RLX_V_STORAGE) */
+        if (k > 1 || !(g->v[n->in[0]].flags & RLX_V_STORAGE)) rlx_want_same_dtype(g, node, k > 1 ? 1 : 0, k);
         switch (k) {
         case 1: want_shape(g, node, k, roles[k], 3, wdims); break;
         case 2: want_shape(g, node, k, roles[k], 3, rdims); break;
@@ -241,7 +242,9 @@ static void lower_recurrent(RlxLower *L, int node) {
     for (int k = 0; k < r.nout; k++) rlx_tk_out(L, t, n->out[k]);
     if (r.nout == 2) rlx_tk_out(L, t, -1);
     rlx_tk_i(t, "cell", r.cell);
-    rlx_tk_i(t, "dtype", g->v[n->in[0]].dtype);
+    rlx_tk_i(t, "dtype", g->v[n->in[1]].dtype);
+    rlx_tk_i(t, "x_dtype", g->v[n->in[0]].dtype);
+    rlx_tk_i(t, "y_dtype", g->v[n->out[0]].dtype);
     rlx_tk_i(t, "seq", r.seq);
     rlx_tk_i(t, "batch", r.batch);
     rlx_tk_i(t, "input", r.input);

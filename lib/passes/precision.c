@@ -20,7 +20,9 @@
  *
  * Tied operands are joined into groups (union-find); a group changes as a
  * whole or not at all. It stays f32 if it holds a graph input or output (their
- * dtypes are the API's: kernels convert at the boundary), a weight, a value
+ * dtypes are the API's: the kernels that read an input or write an output
+ * convert, and each f32 input gets a Cast after it whose result the policy
+ * may store in half, so that the f32 copy dies after the first step), a weight, a value
  * of a node named by --keep-f32, a FIXED operand, or, under `auto`, a value
  * that loses accuracy in half: a reduction's or LogSoftmax's result, a
  * region that computes Exp, Log, Pow or Softplus (f16 overflows past 65504),
@@ -48,6 +50,8 @@ void rlx_keep_f32(RlxGraph *g, const char *name) {
         found = 1;
         for (int o = 0; o < n->nout; o++)
             if (n->out[o] >= 0) g->v[n->out[o]].flags |= RLX_V_KEEP32;
+        /* and whatever the node's outputs are after fusion (a Conv's become its fused Relu's) */
+        rlx_attr_add(g, i, "rlx_keep_f32", RLX_A_INT)->i = 1;
     }
     if (!found) rlx_error("%s: --keep-f32: no node named '%s'", g->file, name);
 }
@@ -118,6 +122,10 @@ int rlx_half_operand_default(const RlxGraph *g, int node, int o) {
         return out || o == 0 || o == 1 || o == 3 ? RLX_HALF_FREE : RLX_HALF_FIXED;
     case RLX_OP_LAYERNORM:
         return o == 0 || o == n->nin ? RLX_HALF_TIED : RLX_HALF_FIXED;
+    case RLX_OP_RNN:
+    case RLX_OP_GRU:
+    case RLX_OP_LSTM:
+        return o == 0 || o == n->nin ? RLX_HALF_FREE : RLX_HALF_FIXED;   /* X and Y; the state stays */
     default:
         return RLX_HALF_TIED;
     }
@@ -150,7 +158,59 @@ static int candidate(const RlxValue *v) {
     return v->dtype == RLX_F32 && !(v->flags & (RLX_V_INPUT | RLX_V_OUTPUT | RLX_V_WEIGHT | RLX_V_KEEP32));
 }
 
+/* A value name not yet taken: base, else base.1, base.2, ... */
+static const char *fresh_name(const RlxGraph *g, const char *base) {
+    const char *s = base;
+    for (int k = 1; rlx_value_find(g, s) >= 0; k++) s = rlx_fmt("%s.%d", base, k);
+    return s;
+}
+
+/* An f32 graph input keeps its dtype (the API's); a Cast to f32 after it
+ * gives the policy a copy to store in half, converted once at the boundary,
+ * so that the f32 input is dead after the first step. Returns the Cast's
+ * node, or -1. */
+static int boundary_copy(RlxGraph *g, int x) {
+    int uses = 0;
+    for (int i = 0; i < g->nn; i++)
+        if (!g->n[i].dead)
+            for (int j = 0; j < g->n[i].nin; j++) uses += g->n[i].in[j] == x;
+    if (!uses || rlx_value_numel(&g->v[x]) == 0) return -1;
+    int h = rlx_value_add(g, fresh_name(g, rlx_fmt("%s.stored", g->v[x].name)));
+    RlxValue *hv = &g->v[h], *xv = &g->v[x];
+    hv->dtype = RLX_F32;
+    hv->rank = xv->rank;
+    memcpy(hv->dims, xv->dims, sizeof hv->dims);
+    int node = rlx_node_add(g, rlx_fmt("%s.to_storage", g->v[x].name), RLX_OP_CAST, 1, &x, 1, &h);
+    rlx_attr_add(g, node, "to", RLX_A_DTYPE)->i = RLX_F32;
+    g->v[h].producer = node;
+    for (int i = 0; i < g->nn; i++)
+        if (i != node && !g->n[i].dead)
+            for (int j = 0; j < g->n[i].nin; j++)
+                if (g->n[i].in[j] == x) g->n[i].in[j] = h;
+    return node;
+}
+
+/* Undoes boundary_copy where its copy stayed f32. */
+static void boundary_undo(RlxGraph *g, int node) {
+    int x = g->n[node].in[0], h = g->n[node].out[0];
+    if (g->v[h].dtype != RLX_F32) return;
+    for (int i = 0; i < g->nn; i++)
+        if (i != node && !g->n[i].dead)
+            for (int j = 0; j < g->n[i].nin; j++)
+                if (g->n[i].in[j] == h) g->n[i].in[j] = x;
+    g->n[node].dead = 1;
+}
+
 static void assign_storage(RlxGraph *g, const RlxTarget *t, RlxDType half, int is_auto) {
+    for (int i = 0; i < g->nn; i++)
+        if (!g->n[i].dead && rlx_attr_i(&g->n[i], "rlx_keep_f32", 0))
+            for (int o = 0; o < g->n[i].nout; o++)
+                if (g->n[i].out[o] >= 0) g->v[g->n[i].out[o]].flags |= RLX_V_KEEP32;
+    int ninputs = g->ninputs, *copies = rlx_alloc(sizeof(int) * (size_t)(ninputs + 1));
+    for (int i = 0; i < ninputs; i++) {
+        int x = g->inputs[i];
+        copies[i] = g->v[x].dtype == RLX_F32 && !(g->v[x].flags & RLX_V_KEEP32) ? boundary_copy(g, x) : -1;
+    }
     int *up = rlx_alloc(sizeof(int) * (size_t)(g->nv + 1));
     uint8_t *bad = rlx_alloc((size_t)g->nv + 1);
     for (int v = 0; v < g->nv; v++) up[v] = v;
@@ -202,6 +262,10 @@ static void assign_storage(RlxGraph *g, const RlxTarget *t, RlxDType half, int i
         if (bad[find(up, v)]) g->v[v].dtype = RLX_F32;
         else g->v[v].flags |= RLX_V_STORAGE;
     }
+    for (int i = 0; i < ninputs; i++)
+        if (copies[i] >= 0) boundary_undo(g, copies[i]);
+    rlx_dce(g);
+    rlx_schedule(g);
 }
 
 /* ---- weights ---- */
@@ -250,7 +314,7 @@ static int reduce_weight(RlxGraph *g, int w, RlxDType to, int64_t rows, int64_t 
     v->data = (const uint8_t *)q;
     v->dtype = RLX_I8;
     v->flags |= RLX_V_STORAGE;
-    int s = rlx_value_add(g, rlx_fmt("%s.scale", v->name));
+    int s = rlx_value_add(g, fresh_name(g, rlx_fmt("%s.scale", v->name)));
     RlxValue *sv = &g->v[s];
     sv->dtype = RLX_F32;
     sv->rank = 1;
