@@ -11,13 +11,20 @@
  * tile, which is then stored rounded once to nearest even. No operand is
  * ever converted whole: the largest buffer is a block of BK x BN floats.
  *
- * The output is cut into tiles of BM x BN; a tile is computed by one thread,
- * always the same way (K in blocks of BK, in order), so the results do not
- * depend on the thread count. Convolutions run their GEMM over im2col
- * blocks of the typed input (the weights are the product's A, output
- * channels its rows), except when they are too thin to reuse anything
- * (depthwise and small groups): then each input plane of a group is
- * converted once and the window is summed directly, in f32.
+ * The output is cut into panels of BN columns and chunks of rows (up to
+ * MCH); one thread computes a (chunk, panel) pair, always the same way: for
+ * each block of BK of K in order, B's block is converted once and every BM
+ * rows of A multiply it into the chunk's f32 sums (A read in place when it
+ * is plain f32, as convolution weights are unless --weights says
+ * otherwise). The GEMM's sums do not depend on how rows and columns are cut
+ * (rk_gemm.h), so the results do not depend on the thread count. A product
+ * of a few rows (a classifier's GEMV) runs as plain loops over B's rows
+ * instead. Convolutions run their GEMM over im2col blocks of the typed
+ * input (the weights are the product's A, output channels its rows),
+ * except when they are too thin to reuse anything (depthwise and small
+ * groups): then each input plane of a group is converted once and the
+ * window is summed directly, in f32. Every conversion is a loop over a run
+ * of one dtype (rlx_rt.h's inline conversions), which compilers vectorize.
  */
 #include <string.h>
 
@@ -26,7 +33,7 @@
 #include "rk_typed.h"
 #include "rlx_scalar.h"
 
-enum { BM = 128, BN = 128, BK = 256 };
+enum { BM = 128, BN = 128, BK = 256, MCH = 512, FEW = 8, ROWBUF = 4096 };
 
 /* ---- typed elements ---- */
 
@@ -44,16 +51,46 @@ typedef struct {
     int by_col;
 } tmat;
 
+/* d[j] = element at + j * cs of a tensor stored as dt, for j < n. */
+static void cvt_run(float *d, const void *base, int dt, int64_t at, int64_t n, int64_t cs) {
+    if (dt == RLX_F16) {
+        const uint16_t *p = (const uint16_t *)base + at;
+        if (cs == 1)
+            for (int64_t j = 0; j < n; j++) d[j] = rlx_f16_to_f32(p[j]);
+        else
+            for (int64_t j = 0; j < n; j++) d[j] = rlx_f16_to_f32(p[j * cs]);
+    } else if (dt == RLX_BF16) {
+        const uint16_t *p = (const uint16_t *)base + at;
+        for (int64_t j = 0; j < n; j++) d[j] = rlx_bf16_to_f32(p[j * cs]);
+    } else if (dt == RLX_I8) {
+        const int8_t *p = (const int8_t *)base + at;
+        for (int64_t j = 0; j < n; j++) d[j] = (float)p[j * cs];
+    } else {
+        const float *p = (const float *)base + at;
+        if (cs == 1) memcpy(d, p, sizeof(float) * (size_t)n);
+        else
+            for (int64_t j = 0; j < n; j++) d[j] = p[j * cs];
+    }
+}
+
+/* Stores v[j] at element at + j of a tensor stored as dt, rounded once. */
+static void store_run(void *base, int dt, int64_t at, const float *v, int64_t n) {
+    if (dt == RLX_F16) {
+        uint16_t *p = (uint16_t *)base + at;
+        for (int64_t j = 0; j < n; j++) p[j] = rlx_f32_to_f16(v[j]);
+    } else if (dt == RLX_BF16) {
+        uint16_t *p = (uint16_t *)base + at;
+        for (int64_t j = 0; j < n; j++) p[j] = rlx_f32_to_bf16(v[j]);
+    } else {
+        memcpy((float *)base + at, v, sizeof(float) * (size_t)n);
+    }
+}
+
 /* dst[i * ld + j] = M(r0 + i, c0 + j) for an nr x nc block. */
 static void load_block(float *dst, int64_t ld, const tmat *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc) {
     for (int64_t i = 0; i < nr; i++) {
         float *d = dst + i * ld;
-        int64_t at = (r0 + i) * m->rs + c0 * m->cs;
-        if (m->dt == RLX_F32 && m->cs == 1) {
-            memcpy(d, (const float *)m->base + at, sizeof(float) * (size_t)nc);
-            continue;
-        }
-        for (int64_t j = 0; j < nc; j++) d[j] = rk_load_f32(m->dt, m->base, at + j * m->cs);
+        cvt_run(d, m->base, m->dt, (r0 + i) * m->rs + c0 * m->cs, nc, m->cs);
         if (m->scale) {
             if (m->by_col)
                 for (int64_t j = 0; j < nc; j++) d[j] *= m->scale[c0 + j];
@@ -66,12 +103,14 @@ static void load_block(float *dst, int64_t ld, const tmat *m, int64_t r0, int64_
 /* ---- the tiled product ---- */
 
 typedef struct Prod Prod;
-/* Fills the kb x nb block of op(B) at (p0, j0) into dst (row stride BN). */
-typedef void (*load_b_fn)(const Prod *P, float *dst, int64_t p0, int64_t j0, int64_t kb, int64_t nb);
+/* Fills the kb x nb block of op(B) at (p0, j0) into dst (row stride BN);
+ * rowbuf: ROWBUF floats of the thread's scratch. */
+typedef void (*load_b_fn)(const Prod *P, float *dst, int64_t p0, int64_t j0, int64_t kb, int64_t nb, float *rowbuf);
 
 struct Prod {
     int64_t m, n, k;
     tmat a, b;
+    const float *a_f32;              /* A as plain f32 rows of stride a.rs, read in place; NULL: converted */
     load_b_fn load_b;                /* NULL: from b */
     const rk_conv2d_f32_params *conv;   /* for the im2col loader */
     const void *x;                   /* its input image (one image, one group) */
@@ -88,10 +127,12 @@ struct Prod {
     int64_t ldy;
     int act;
     float act_a, act_b;
+    int64_t chunk;                   /* rows per task (a multiple of BM, at most MCH) */
 };
 
 size_t rk_mixed_scratch(void) {
-    return sizeof(float) * (size_t)(BM * BK + BK * BN + BM * BN) + rk_sgemm_scratch_size(BM, BN, BK) + 4 * 64;
+    return sizeof(float) * (size_t)(BM * BK + BK * BN + MCH * BN + 2 * BN + ROWBUF) + rk_sgemm_scratch_size(BM, BN, BK) +
+           7 * 64;
 }
 
 /* y + bias + res in the f32 kernels' order (rk_gemm.h): per column, + bias
@@ -106,61 +147,140 @@ static float epilogue_sum(float y, float b, int has_b, int per_col, float r, int
     return has_b && b != 0.0f ? y + b : y;
 }
 
-static void tile(const Prod *P, int64_t i0, int64_t j0, uint8_t *scratch) {
-    float *ab = rk_align64f(scratch), *bb = rk_align64f(ab + BM * BK), *acc = rk_align64f(bb + BK * BN);
-    void *gs = rk_align64f(acc + BM * BN);
-    int64_t mb = P->m - i0 < BM ? P->m - i0 : BM, nb = P->n - j0 < BN ? P->n - j0 : BN;
-    if (!P->k) memset(acc, 0, sizeof(float) * (size_t)(BM * BN));
-    for (int64_t p0 = 0; p0 < P->k; p0 += BK) {
-        int64_t kb = P->k - p0 < BK ? P->k - p0 : BK;
-        load_block(ab, BK, &P->a, i0, p0, mb, kb);
-        if (P->load_b) P->load_b(P, bb, p0, j0, kb, nb);
-        else load_block(bb, BN, &P->b, p0, j0, kb, nb);
-        rk_sgemm(mb, nb, kb, 1.0f, ab, BK, 0, bb, BN, 0, p0 ? 1.0f : 0.0f, acc, BN, gs);
+/* v = act(v) over a run, the switch outside the loop. */
+static void act_run(float *v, int64_t n, int act, float a, float b) {
+    switch (act) {
+    case RS_ACT_NONE: break;
+    case RS_ACT_RELU:
+        for (int64_t j = 0; j < n; j++) v[j] = rs_relu(v[j]);
+        break;
+    case RS_ACT_CLIP:
+        for (int64_t j = 0; j < n; j++) v[j] = rs_clip(v[j], a, b);
+        break;
+    default:
+        for (int64_t j = 0; j < n; j++) v[j] = rs_act(v[j], act, a, b);
+        break;
     }
-    for (int64_t i = 0; i < mb; i++)
-        for (int64_t j = 0; j < nb; j++) {
-            int64_t gi = i0 + i, gj = j0 + j;
-            float v = P->alpha * acc[i * BN + j];
-            if (P->cin) v += P->beta * P->cin[gi * P->c_rs + gj * P->c_cs];
-            v = epilogue_sum(v, P->bias ? P->bias[P->bias_per_col ? gj : gi] : 0.0f, P->bias != NULL,
-                             P->bias_per_col, P->res ? rk_load_f32(P->res_dt, P->res, gi * P->ldy + gj) : 0.0f,
-                             P->res != NULL);
-            rk_store_f32(P->y_dt, P->y, gi * P->ldy + gj, rs_act(v, P->act, P->act_a, P->act_b));
-        }
 }
 
-/* Every tile of P on the calling thread. */
-static void run_tiles_here(const Prod *P, uint8_t *scratch) {
-    for (int64_t i0 = 0; i0 < P->m; i0 += BM)
-        for (int64_t j0 = 0; j0 < P->n; j0 += BN) tile(P, i0, j0, scratch);
+/* The epilogue of output row gi, columns [j0, j0 + nb), from its sums, in
+ * epilogue_sum's order, one operation at a time over the run. */
+static void finish_row(const Prod *P, int64_t gi, int64_t j0, int64_t nb, const float *sums, float *tmp) {
+    float *v = tmp, *rv = tmp + BN;
+    if (P->alpha == 1.0f) memcpy(v, sums, sizeof(float) * (size_t)nb);
+    else
+        for (int64_t j = 0; j < nb; j++) v[j] = P->alpha * sums[j];
+    if (P->cin)
+        for (int64_t j = 0; j < nb; j++) v[j] += P->beta * P->cin[gi * P->c_rs + (j0 + j) * P->c_cs];
+    if (P->res) cvt_run(rv, P->res, P->res_dt, gi * P->ldy + j0, nb, 1);
+    if (P->bias_per_col) {
+        if (P->bias)
+            for (int64_t j = 0; j < nb; j++) v[j] += P->bias[j0 + j];
+        if (P->res)
+            for (int64_t j = 0; j < nb; j++) v[j] += rv[j];
+    } else {
+        float b = P->bias ? P->bias[gi] : 0.0f;
+        if (P->res)
+            for (int64_t j = 0; j < nb; j++) v[j] = v[j] + b + rv[j];
+        else if (b != 0.0f)
+            for (int64_t j = 0; j < nb; j++) v[j] += b;
+    }
+    act_run(v, nb, P->act, P->act_a, P->act_b);
+    store_run(P->y, P->y_dt, gi * P->ldy + j0, v, nb);
+}
+
+/* Rows [i0, i1) (i1 - i0 <= MCH) and columns [j0, j0 + BN) of the product. */
+static void panel(const Prod *P, int64_t i0, int64_t i1, int64_t j0, uint8_t *scratch) {
+    float *ab = rk_align64f(scratch), *bb = rk_align64f(ab + BM * BK), *acc = rk_align64f(bb + BK * BN);
+    float *tmp = rk_align64f(acc + MCH * BN), *rowbuf = rk_align64f(tmp + 2 * BN);
+    void *gs = rk_align64f(rowbuf + ROWBUF);
+    int64_t nb = P->n - j0 < BN ? P->n - j0 : BN, rows = i1 - i0;
+    if (!P->k) memset(acc, 0, sizeof(float) * (size_t)(rows * BN));
+    for (int64_t p0 = 0; p0 < P->k; p0 += BK) {
+        int64_t kb = P->k - p0 < BK ? P->k - p0 : BK;
+        if (P->load_b) P->load_b(P, bb, p0, j0, kb, nb, rowbuf);
+        else load_block(bb, BN, &P->b, p0, j0, kb, nb);
+        for (int64_t i = i0; i < i1; i += BM) {
+            int64_t mb = i1 - i < BM ? i1 - i : BM;
+            const float *ap = ab;
+            int64_t lda = BK;
+            if (P->a_f32) {
+                ap = P->a_f32 + i * P->a.rs + p0;
+                lda = P->a.rs;
+            } else {
+                load_block(ab, BK, &P->a, i, p0, mb, kb);
+            }
+            rk_sgemm(mb, nb, kb, 1.0f, ap, lda, 0, bb, BN, 0, p0 ? 1.0f : 0.0f, acc + (i - i0) * BN, BN, gs);
+        }
+    }
+    for (int64_t i = 0; i < rows; i++) finish_row(P, i0 + i, j0, nb, acc + i * BN, tmp);
+}
+
+/* A few rows: acc[i][j] += A(i, q) * B(q, j) over q in order, B's rows
+ * converted one at a time (a GEMV streams B once). */
+static void few_rows(const Prod *P, int64_t j0, uint8_t *scratch) {
+    float *brow = rk_align64f(scratch), *acc = rk_align64f(brow + BN), *tmp = rk_align64f(acc + FEW * BN);
+    float *rowbuf = rk_align64f(tmp + 2 * BN);
+    int64_t nb = P->n - j0 < BN ? P->n - j0 : BN;
+    float a[FEW];
+    memset(acc, 0, sizeof(float) * (size_t)(FEW * BN));
+    for (int64_t q = 0; q < P->k; q++) {
+        if (P->load_b) P->load_b(P, brow, q, j0, 1, nb, rowbuf);
+        else load_block(brow, BN, &P->b, q, j0, 1, nb);
+        for (int64_t i = 0; i < P->m; i++) {
+            a[i] = rk_load_f32(P->a.dt, P->a.base, i * P->a.rs + q * P->a.cs);
+            if (P->a.scale) a[i] *= P->a.scale[i];
+            float *ai = acc + i * BN;
+            for (int64_t j = 0; j < nb; j++) ai[j] += a[i] * brow[j];
+        }
+    }
+    for (int64_t i = 0; i < P->m; i++) finish_row(P, i, j0, nb, acc + i * BN, tmp);
 }
 
 typedef struct {
     const Prod *P;
-    int64_t ntiles, tiles_n;
+    int64_t ntasks, panels;
     const rk_ctx *ctx;
-} TileRun;
+} PanelRun;
 
-static void tile_task(void *arg, int tid) {
-    const TileRun *R = arg;
-    int nt = R->ctx && R->ctx->nthreads > 1 ? R->ctx->nthreads : 1;
+static void panel_task(void *arg, int tid) {
+    const PanelRun *R = arg;
+    const Prod *P = R->P;
+    int nt = R->ctx->nthreads > 1 ? R->ctx->nthreads : 1;
     uint8_t *scratch = R->ctx->scratch + (size_t)tid * R->ctx->scratch_per_thread;
-    for (int64_t t = tid; t < R->ntiles; t += nt) tile(R->P, t / R->tiles_n * BM, t % R->tiles_n * BN, scratch);
+    for (int64_t t = tid; t < R->ntasks; t += nt) {
+        int64_t j0 = t % R->panels * BN, i0 = t / R->panels * P->chunk;
+        if (P->m <= FEW) few_rows(P, j0, scratch);
+        else panel(P, i0, i0 + P->chunk < P->m ? i0 + P->chunk : P->m, j0, scratch);
+    }
 }
 
-static int run_product(const rk_ctx *ctx, const Prod *P) {
-    if (!ctx || !ctx->scratch || ctx->scratch_per_thread < rk_mixed_scratch()) return RLX_E_ARG;
-    TileRun R = {P, 0, (P->n + BN - 1) / BN, ctx};
-    R.ntiles = (P->m + BM - 1) / BM * R.tiles_n;
-    int nt = ctx->nthreads > 1 && rk_sgemm_threads_pay(P->m, P->n, P->k) ? ctx->nthreads : 1;
-    if (nt > 1) rk_pool_run(ctx->pool, nt, tile_task, &R);
+/* Cuts P into tasks for nthreads (rows in chunks of at most MCH, smaller
+ * when there are too few column panels to go round) and runs them. */
+static void run_tasks(const rk_ctx *ctx, Prod *P, int nthreads) {
+    int64_t panels = (P->n + BN - 1) / BN, chunk = MCH;
+    if (P->m > FEW) {
+        int64_t want = (2 * nthreads + panels - 1) / panels;   /* row chunks per panel for 2 tasks a thread */
+        int64_t c = (P->m + want - 1) / want;
+        c = (c + BM - 1) / BM * BM;
+        chunk = c < MCH ? c : MCH;
+    }
+    P->chunk = chunk;
+    int64_t chunks = P->m > FEW ? (P->m + chunk - 1) / chunk : 1;
+    PanelRun R = {P, chunks * panels, panels, ctx};
+    if (nthreads > 1 && R.ntasks > 1) rk_pool_run(ctx->pool, nthreads, panel_task, &R);
     else {
         rk_ctx one = *ctx;
         one.nthreads = 1;
         R.ctx = &one;
-        tile_task(&R, 0);
+        panel_task(&R, 0);
     }
+}
+
+static int run_product(const rk_ctx *ctx, Prod *P) {
+    if (!ctx || !ctx->scratch || ctx->scratch_per_thread < rk_mixed_scratch()) return RLX_E_ARG;
+    int nt = ctx->nthreads > 1 && rk_sgemm_threads_pay(P->m, P->n, P->k) ? ctx->nthreads : 1;
+    run_tasks(ctx, P, nt);
     return RLX_OK;
 }
 
@@ -252,19 +372,55 @@ int rk_gemm_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *
 
 /* ---- convolutions ---- */
 
+/* The output columns ox whose tap at column offset off (= kj * dw - pl)
+ * lands inside [0, w): [*lo, *hi). */
+static void tap_range(int64_t off, int64_t sw, int64_t w, int64_t ow, int64_t *lo, int64_t *hi) {
+    int64_t a = off < 0 ? (-off + sw - 1) / sw : 0;              /* first ox with ox * sw + off >= 0 */
+    int64_t b = w - off > 0 ? (w - off - 1) / sw + 1 : 0;        /* first ox with ox * sw + off >= w */
+    *lo = a < ow ? a : ow;
+    *hi = b < ow ? b : ow;
+    if (*hi < *lo) *hi = *lo;
+}
+
 /* op(B) of a convolution: rows are (c, ki, kj) of one group, columns output
- * positions; padding reads 0. */
-static void load_im2col(const Prod *P, float *dst, int64_t p0, int64_t j0, int64_t kb, int64_t nb) {
+ * positions; padding reads 0. The rows of one (c, ki) differ only in kj:
+ * for each output row of the block, the input row they read is converted
+ * once into rowbuf, and each kj copies its columns (stride sw) from there. */
+static void load_im2col(const Prod *P, float *dst, int64_t p0, int64_t j0, int64_t kb, int64_t nb, float *rowbuf) {
     const rk_conv2d_f32_params *c = P->conv;
-    for (int64_t r = 0; r < kb; r++) {
-        int64_t kk = p0 + r, ch = kk / (c->kh * c->kw), ki = kk / c->kw % c->kh, kj = kk % c->kw;
-        float *d = dst + r * BN;
-        for (int64_t q = 0; q < nb; q++) {
-            int64_t pos = j0 + q, oy = pos / c->ow, ox = pos % c->ow;
-            int64_t iy = oy * c->sh - c->pt + ki * c->dh, ix = ox * c->sw - c->pl + kj * c->dw;
-            d[q] = iy >= 0 && iy < c->h && ix >= 0 && ix < c->w ? rk_load_f32(P->x_dt, P->x, (ch * c->h + iy) * c->w + ix)
-                                                                 : 0.0f;
+    int64_t khw = c->kh * c->kw;
+    for (int64_t r = 0; r < kb;) {
+        int64_t kk = p0 + r, ch = kk / khw, ki = kk / c->kw % c->kh, kj0 = kk % c->kw;
+        int64_t nkj = c->kw - kj0 < kb - r ? c->kw - kj0 : kb - r;   /* rows r .. r + nkj: taps kj0 .. */
+        for (int64_t q = 0; q < nb;) {
+            int64_t pos = j0 + q, oy = pos / c->ow, ox0 = pos % c->ow;
+            int64_t run = c->ow - ox0 < nb - q ? c->ow - ox0 : nb - q;   /* this output row's part of the block */
+            int64_t iy = oy * c->sh - c->pt + ki * c->dh;
+            int inside = iy >= 0 && iy < c->h, buffered = inside && c->w <= ROWBUF;
+            if (buffered) cvt_run(rowbuf, P->x, P->x_dt, (ch * c->h + iy) * c->w, c->w, 1);
+            for (int64_t t = 0; t < nkj; t++) {
+                float *d = dst + (r + t) * BN + q;
+                if (!inside) {
+                    memset(d, 0, sizeof(float) * (size_t)run);
+                    continue;
+                }
+                int64_t off = (kj0 + t) * c->dw - c->pl, lo, hi;
+                tap_range(off, c->sw, c->w, c->ow, &lo, &hi);
+                int64_t a = lo > ox0 ? lo : ox0, b = hi < ox0 + run ? hi : ox0 + run;
+                if (b < a) b = a;
+                for (int64_t ox = ox0; ox < a; ox++) d[ox - ox0] = 0.0f;
+                if (b > a) {
+                    float *to = d + a - ox0;
+                    if (!buffered) cvt_run(to, P->x, P->x_dt, (ch * c->h + iy) * c->w + a * c->sw + off, b - a, c->sw);
+                    else if (c->sw == 1) memcpy(to, rowbuf + a + off, sizeof(float) * (size_t)(b - a));
+                    else
+                        for (int64_t ox = a; ox < b; ox++) to[ox - a] = rowbuf[ox * c->sw + off];
+                }
+                for (int64_t ox = b; ox < ox0 + run; ox++) d[ox - ox0] = 0.0f;
+            }
+            q += run;
         }
+        r += nkj;
     }
 }
 
@@ -272,7 +428,35 @@ static void load_im2col(const Prod *P, float *dst, int64_t p0, int64_t j0, int64
  * few inputs per output (depthwise), with its planes in scratch. */
 static int conv_direct(const rk_conv2d_f32_params *p) {
     int64_t cg = p->c / p->group, ocg = p->oc / p->group;
-    return ocg <= 4 && cg <= 4 && (p->h * p->w + ocg * p->oh * p->ow) * 4 + 128 <= (int64_t)rk_mixed_scratch();
+    return ocg <= 4 && cg <= 4 &&
+           (p->h * p->w + ocg * p->oh * p->ow + p->kh * p->kw + 2 * BN) * 4 + 4 * 64 <= (int64_t)rk_mixed_scratch();
+}
+
+/* acc[(oy - oy0) * ow + ox] += w[ki][kj] * plane[iy - r0][ix] over the
+ * kh x kw taps that land inside rows [r0, r1) and columns [0, w), for
+ * output rows [oy0, oy1): the window of one channel, summed tap by tap. */
+typedef struct {
+    int64_t kh, kw, sh, sw, pt, pl, dh, dw, w, ow;
+} Window;
+
+static void window_sum(const Window *k, float *acc, const float *plane, int64_t r0, int64_t r1, const float *wk,
+                       int64_t oy0, int64_t oy1) {
+    for (int64_t ki = 0; ki < k->kh; ki++)
+        for (int64_t kj = 0; kj < k->kw; kj++) {
+            float wv = wk[ki * k->kw + kj];
+            int64_t off = kj * k->dw - k->pl, lo, hi;
+            tap_range(off, k->sw, k->w, k->ow, &lo, &hi);
+            for (int64_t oy = oy0; oy < oy1; oy++) {
+                int64_t iy = oy * k->sh - k->pt + ki * k->dh;
+                if (iy < r0 || iy >= r1) continue;
+                const float *row = plane + (iy - r0) * k->w + off;
+                float *a = acc + (oy - oy0) * k->ow;
+                if (k->sw == 1)
+                    for (int64_t ox = lo; ox < hi; ox++) a[ox] += wv * row[ox];
+                else
+                    for (int64_t ox = lo; ox < hi; ox++) a[ox] += wv * row[ox * k->sw];
+            }
+        }
 }
 
 typedef struct {
@@ -289,35 +473,31 @@ static void direct_one(const Direct *D, int64_t ng, uint8_t *scratch) {
     const rk_conv2d_f32_params *p = D->p;
     int64_t n = ng / p->group, g = ng % p->group, cg = p->c / p->group, ocg = p->oc / p->group, np = p->oh * p->ow;
     float *plane = rk_align64f(scratch), *acc = rk_align64f(plane + p->h * p->w);
+    float *wk = rk_align64f(acc + ocg * np), *tmp = rk_align64f(wk + p->kh * p->kw);
+    Window k = {p->kh, p->kw, p->sh, p->sw, p->pt, p->pl, p->dh, p->dw, p->w, p->ow};
     memset(acc, 0, sizeof(float) * (size_t)(ocg * np));
     for (int64_t ci = 0; ci < cg; ci++) {
-        int64_t ch = g * cg + ci, base = (n * p->c + ch) * p->h * p->w;
-        for (int64_t i = 0; i < p->h * p->w; i++) plane[i] = rk_load_f32((int)p->x_dtype, D->in[0], base + i);
+        int64_t ch = g * cg + ci;
+        cvt_run(plane, D->in[0], (int)p->x_dtype, (n * p->c + ch) * p->h * p->w, p->h * p->w, 1);
         for (int64_t o = 0; o < ocg; o++) {
             int64_t oc = g * ocg + o;
-            float *a = acc + o * np;
-            for (int64_t ki = 0; ki < p->kh; ki++)
-                for (int64_t kj = 0; kj < p->kw; kj++) {
-                    float wv = rk_load_f32((int)p->w_dtype, D->in[1], ((oc * cg + ci) * p->kh + ki) * p->kw + kj);
-                    if (D->scale) wv *= D->scale[oc];
-                    for (int64_t oy = 0; oy < p->oh; oy++) {
-                        int64_t iy = oy * p->sh - p->pt + ki * p->dh;
-                        if (iy < 0 || iy >= p->h) continue;
-                        const float *row = plane + iy * p->w;
-                        for (int64_t ox = 0; ox < p->ow; ox++) {
-                            int64_t ix = ox * p->sw - p->pl + kj * p->dw;
-                            if (ix >= 0 && ix < p->w) a[oy * p->ow + ox] += wv * row[ix];
-                        }
-                    }
-                }
+            cvt_run(wk, D->in[1], (int)p->w_dtype, (oc * cg + ci) * p->kh * p->kw, p->kh * p->kw, 1);
+            if (D->scale)
+                for (int64_t t = 0; t < p->kh * p->kw; t++) wk[t] *= D->scale[oc];
+            window_sum(&k, acc + o * np, plane, 0, p->h, wk, 0, p->oh);
         }
     }
     for (int64_t o = 0; o < ocg; o++) {
         int64_t oc = g * ocg + o, at = (n * p->oc + oc) * np;
-        for (int64_t q = 0; q < np; q++) {
-            float v = epilogue_sum(acc[o * np + q], D->bias ? D->bias[oc] : 0.0f, D->bias != NULL, 0,
-                                   D->res ? rk_load_f32((int)p->r_dtype, D->res, at + q) : 0.0f, D->res != NULL);
-            rk_store_f32((int)p->y_dtype, D->y, at + q, rs_act(v, (int)p->act, (float)p->act_a, (float)p->act_b));
+        for (int64_t q0 = 0; q0 < np; q0 += BN) {
+            int64_t nq = np - q0 < BN ? np - q0 : BN;
+            float *rv = tmp + BN;
+            if (D->res) cvt_run(rv, D->res, (int)p->r_dtype, at + q0, nq, 1);
+            for (int64_t q = 0; q < nq; q++)
+                tmp[q] = epilogue_sum(acc[o * np + q0 + q], D->bias ? D->bias[oc] : 0.0f, D->bias != NULL, 0,
+                                      D->res ? rv[q] : 0.0f, D->res != NULL);
+            act_run(tmp, nq, (int)p->act, (float)p->act_a, (float)p->act_b);
+            store_run(D->y, (int)p->y_dtype, at + q0, tmp, nq);
         }
     }
 }
@@ -365,6 +545,7 @@ int rk_conv2d_mixed(rk_ctx *ctx, const void *params, const void *const *in, void
             P.k = kdim;
             P.a = (tmat){(const uint8_t *)in[1] + g * ocg * kdim * wy, (int)p->w_dtype, kdim, 1,
                          scale ? scale + g * ocg : NULL, 0};
+            if (p->w_dtype == RLX_F32) P.a_f32 = (const float *)in[1] + g * ocg * kdim;
             P.load_b = load_im2col;
             P.conv = p;
             P.x = (const uint8_t *)in[0] + (n * p->c + g * cg) * p->h * p->w * xy;
@@ -395,8 +576,8 @@ int rk_conv2d_mixed(rk_ctx *ctx, const void *params, const void *const *in, void
 
 static int64_t pwdw_rows_in(int64_t sh, int64_t rows) { return (rows - 1) * sh + 3; }
 
-size_t rk_conv_pwdw_mixed_scratch(int64_t e, int64_t w, int64_t sh, int64_t rows) {
-    return rk_mixed_scratch() + sizeof(float) * (size_t)(e * pwdw_rows_in(sh, rows) * w) + 64;
+size_t rk_conv_pwdw_mixed_scratch(int64_t e, int64_t w, int64_t ow, int64_t sh, int64_t rows) {
+    return rk_mixed_scratch() + sizeof(float) * (size_t)(e * pwdw_rows_in(sh, rows) * w + rows * ow + BN) + 3 * 64;
 }
 
 typedef struct {
@@ -435,24 +616,27 @@ static void pwdw_band(const PwDwMixed *D, int64_t t, uint8_t *scratch) {
     P.act = (int)p->act1;
     P.act_a = (float)p->act1_a;
     P.act_b = (float)p->act1_b;
-    if (np) run_tiles_here(&P, scratch);
+    if (p->w1_dtype == RLX_F32) P.a_f32 = D->w1;
+    if (np) {
+        rk_ctx here = {1, NULL, scratch, rk_mixed_scratch()};
+        run_tasks(&here, &P, 1);
+    }
+    int64_t nrows = oy1 - oy0;
+    float *acc = rk_align64f(e + p->e * np), *tmp = rk_align64f(acc + nrows * p->ow);
+    Window k = {3, 3, p->sh, p->sw, p->pt, p->pl, 1, 1, p->w, p->ow};
     for (int64_t ch = 0; ch < p->e; ch++) {
-        const float *plane = e + ch * np, *wk = D->w2 + ch * 9;
-        for (int64_t oy = oy0; oy < oy1; oy++)
-            for (int64_t ox = 0; ox < p->ow; ox++) {
-                float v = 0.0f;
-                for (int64_t ki = 0; ki < 3; ki++) {
-                    int64_t iy = oy * p->sh - p->pt + ki;
-                    if (iy < r0 || iy >= r1) continue;
-                    for (int64_t kj = 0; kj < 3; kj++) {
-                        int64_t ix = ox * p->sw - p->pl + kj;
-                        if (ix >= 0 && ix < p->w) v += wk[ki * 3 + kj] * plane[(iy - r0) * p->w + ix];
-                    }
-                }
-                if (D->b2) v += D->b2[ch];
-                rk_store_f32((int)p->y_dtype, D->y, ((img * p->e + ch) * p->oh + oy) * p->ow + ox,
-                       rs_act(v, (int)p->act2, (float)p->act2_a, (float)p->act2_b));
+        memset(acc, 0, sizeof(float) * (size_t)(nrows * p->ow));
+        window_sum(&k, acc, e + ch * np, r0, r1, D->w2 + ch * 9, oy0, oy1);
+        for (int64_t oy = oy0; oy < oy1; oy++) {
+            const float *a = acc + (oy - oy0) * p->ow;
+            for (int64_t q0 = 0; q0 < p->ow; q0 += BN) {
+                int64_t nq = p->ow - q0 < BN ? p->ow - q0 : BN;
+                float b2 = D->b2 ? D->b2[ch] : 0.0f;
+                for (int64_t q = 0; q < nq; q++) tmp[q] = D->b2 ? a[q0 + q] + b2 : a[q0 + q];
+                act_run(tmp, nq, (int)p->act2, (float)p->act2_a, (float)p->act2_b);
+                store_run(D->y, (int)p->y_dtype, ((img * p->e + ch) * p->oh + oy) * p->ow + q0, tmp, nq);
             }
+        }
     }
 }
 
@@ -468,7 +652,7 @@ int rk_conv_pwdw_mixed(rk_ctx *ctx, const void *params, const void *const *in, v
     if (p->n < 0 || p->c <= 0 || p->h <= 0 || p->w <= 0 || p->e <= 0 || p->oh < 0 || p->ow < 0 || p->sh <= 0 ||
         p->sw <= 0 || p->pt < 0 || p->pl < 0 || p->rows <= 0 || !dtype_ok(p->x_dtype, 0) ||
         !dtype_ok(p->w1_dtype, 1) || !dtype_ok(p->y_dtype, 0) || !ctx || !ctx->scratch ||
-        ctx->scratch_per_thread < rk_conv_pwdw_mixed_scratch(p->e, p->w, p->sh, p->rows))
+        ctx->scratch_per_thread < rk_conv_pwdw_mixed_scratch(p->e, p->w, p->ow, p->sh, p->rows))
         return RLX_E_ARG;
     PwDwMixed D;
     memset(&D, 0, sizeof D);

@@ -228,51 +228,6 @@ int rlx_load_weights_file(rlx_model *m, const char *path) {
 #endif
 }
 
-/* ---- half precision ---- */
-static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-
-float rlx_f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-    if (exp == 0x1f) return u2f(sign | 0x7f800000u | man << 13);   /* inf, nan */
-    if (exp == 0) {
-        if (!man) return u2f(sign);
-        /* subnormal: man * 2^-24 */
-        float v = (float)man * (1.0f / 16777216.0f);
-        return sign ? -v : v;
-    }
-    return u2f(sign | (exp + 112) << 23 | man << 13);
-}
-
-uint16_t rlx_f32_to_f16(float f) {
-    uint32_t u = f2u(f), sign = (u >> 16) & 0x8000;
-    uint32_t a = u & 0x7fffffffu;
-    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00 | ((a >> 13) & 0x3ff));   /* nan */
-    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00);   /* rounds to inf */
-    if (a < 0x38800000u) {                                     /* subnormal or zero */
-        /* value * 2^24, rounded to nearest even, is the subnormal mantissa */
-        uint32_t shift = 126 - (a >> 23);                       /* >= 14 */
-        if (shift > 24) return (uint16_t)sign;
-        uint32_t man = (a & 0x7fffff) | 0x800000;
-        uint32_t r = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (r & 1))) r++;
-        return (uint16_t)(sign | r);
-    }
-    uint32_t r = a - 0x38000000u;                               /* rebias 127 -> 15 */
-    uint32_t out = r >> 13, rem = r & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (out & 1))) out++;
-    return (uint16_t)(sign | out);
-}
-
-float rlx_bf16_to_f32(uint16_t h) { return u2f((uint32_t)h << 16); }
-
-uint16_t rlx_f32_to_bf16(float f) {
-    uint32_t u = f2u(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);   /* quiet nan */
-    u += 0x7fff + ((u >> 16) & 1);
-    return (uint16_t)(u >> 16);
-}
-
 uint64_t rlx_fnv1a(uint64_t h, const void *data, size_t n) {
     const uint8_t *p = data;
     for (size_t i = 0; i < n; i++) {

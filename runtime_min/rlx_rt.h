@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "rk_isa.h"
 
@@ -244,11 +245,42 @@ int rlx_check_weights_header(const rlx_model_info *info, const uint8_t *buf, siz
 int rlx_isa_init(void);
 const char *rlx_isa_name(void);
 
-/* Half precision, round to nearest even; NaN stays NaN. */
-float rlx_f16_to_f32(uint16_t h);
-uint16_t rlx_f32_to_f16(float f);
-float rlx_bf16_to_f32(uint16_t h);
-uint16_t rlx_f32_to_bf16(float f);
+/* Half precision: exact widening; narrowing rounds to nearest even, keeps
+ * NaN a quiet NaN (its payload's top bits) and the sign of zero and inf.
+ * Inline and without branches, so that kernels' and generated code's loops
+ * over them vectorize. */
+static inline uint32_t rlx_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float rlx_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+static inline float rlx_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, em = h & 0x7fffu;
+    /* normals: the exponent rebiased (15 -> 127); subnormals: man * 2^-24,
+     * an f32 normal (exact, and no denormal input whatever DAZ says) */
+    uint32_t u = em < 0x400u ? rlx_f32_bits((float)em * (1.0f / 16777216.0f)) : (em << 13) + 0x38000000u;
+    u = em >= 0x7c00u ? 0x7f800000u | (em & 0x3ffu) << 13 : u;   /* inf, nan */
+    return rlx_bits_f32(sign | u);
+}
+
+static inline uint16_t rlx_f32_to_f16(float f) {
+    uint32_t u = rlx_f32_bits(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffffu;
+    /* normals: rebias, round to nearest even on the 13 bits dropped */
+    uint32_t n = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    /* subnormals: + 0.5 puts the f16 mantissa in the low bits, rounded (to
+     * nearest even) by the addition */
+    uint32_t s = rlx_f32_bits(rlx_bits_f32(a) + 0.5f) - 0x3f000000u;
+    uint32_t r = a < 0x38800000u ? s : n;
+    r = a >= 0x477ff000u ? 0x7c00u : r;                           /* rounds to inf */
+    r = a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu) : r;     /* nan */
+    return (uint16_t)(sign | r);
+}
+
+static inline float rlx_bf16_to_f32(uint16_t h) { return rlx_bits_f32((uint32_t)h << 16); }
+
+static inline uint16_t rlx_f32_to_bf16(float f) {
+    uint32_t u = rlx_f32_bits(f);
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : r);   /* nan: quiet */
+}
 
 /* FNV-1a, 64 bits: the model hash. */
 uint64_t rlx_fnv1a(uint64_t h, const void *data, size_t n);
@@ -307,7 +339,7 @@ int rk_matmul_mixed(rk_ctx *ctx, const void *params, const void *const *in, void
 int rk_gemm_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
 int rk_conv_pwdw_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
 size_t rk_mixed_scratch(void);
-size_t rk_conv_pwdw_mixed_scratch(int64_t e, int64_t w, int64_t sh, int64_t rows);
+size_t rk_conv_pwdw_mixed_scratch(int64_t e, int64_t w, int64_t ow, int64_t sh, int64_t rows);
 /* conv_pwdw_f32: the expanded rows of one band (e channels) and the GEMM's packing. */
 size_t rk_conv_pwdw_scratch(int64_t c, int64_t e, int64_t w, int64_t sh, int64_t rows);
 

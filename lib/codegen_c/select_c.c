@@ -140,7 +140,7 @@ static void lower_conv_pwdw(RlxLower *L, int node, const RlxWindow *w) {
     rlx_tk_i(t, "w1_dtype", w1d);
     rlx_tk_i(t, "y_dtype", yd);
     if (n->nin > 6 && n->in[6] >= 0) rlx_tk_in(L, t, n->in[6]);
-    if (xd || w1d || yd) t->scratch = (int64_t)rk_conv_pwdw_mixed_scratch(y->dims[1], x->dims[3], w->s[0], rows);
+    if (xd || w1d || yd) t->scratch = (int64_t)rk_conv_pwdw_mixed_scratch(y->dims[1], x->dims[3], y->dims[3], w->s[0], rows);
     else t->scratch = (int64_t)rk_conv_pwdw_scratch(x->dims[1], y->dims[1], x->dims[3], w->s[0], rows);
 }
 

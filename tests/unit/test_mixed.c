@@ -197,6 +197,7 @@ Test(mixed, matmul) {
     matmul_case(33, 257, 64, RLX_BF16, RLX_BF16, RLX_BF16, 0, RS_ACT_RELU);
     matmul_case(1, 1000, 512, RLX_F32, RLX_I8, RLX_F32, 0, RS_ACT_NONE);    /* --weights int8 alone */
     matmul_case(16, 16, 16, RLX_F32, RLX_F32, RLX_F16, 1, RS_ACT_NONE);     /* only the output in half */
+    matmul_case(600, 40, 70, RLX_F16, RLX_F16, RLX_F16, 1, RS_ACT_NONE);    /* row chunks */
 }
 
 /* ---- Gemm: transposed B, alpha and beta * C ---- */
@@ -281,6 +282,8 @@ Test(mixed, conv2d) {
     conv_case((ConvShape){2, 16, 11, 13, 140, 3, 3, 2, 2, 1, 1, 1, 1, 1}, RLX_F16, RLX_I8, RLX_F16);
     conv_case((ConvShape){1, 8, 9, 9, 24, 3, 3, 1, 1, 2, 2, 2, 2, 2}, RLX_BF16, RLX_BF16, RLX_BF16);   /* dilated, grouped */
     conv_case((ConvShape){1, 3, 16, 16, 8, 7, 7, 2, 2, 3, 3, 1, 1, 1}, RLX_F32, RLX_F16, RLX_F16);     /* a stem */
+    conv_case((ConvShape){1, 16, 12, 12, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1}, RLX_F16, RLX_F32, RLX_F16);   /* f32 weights in place */
+    conv_case((ConvShape){1, 12, 7, 9, 6, 1, 3, 1, 2, 0, 1, 1, 1, 1}, RLX_F16, RLX_I8, RLX_BF16);     /* 6 rows: few-rows loops */
     /* the direct path: depthwise 3x3 and 5x5, a small grouped one */
     conv_case((ConvShape){1, 12, 10, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 12}, RLX_F16, RLX_F32, RLX_F16);
     conv_case((ConvShape){2, 6, 9, 9, 6, 5, 5, 2, 2, 2, 2, 1, 1, 6}, RLX_F16, RLX_F16, RLX_F32);
@@ -304,7 +307,7 @@ Test(mixed, pwdw) {
     p.n = n, p.c = c, p.h = h, p.w = w, p.e = e, p.has_b1 = 1, p.act1 = RS_ACT_RELU, p.oh = oh, p.ow = ow;
     p.sh = sh, p.sw = sw, p.pt = pt, p.pl = pl, p.has_b2 = 1, p.act2 = RS_ACT_CLIP, p.act2_a = 0, p.act2_b = 6, p.rows = rows;
     p.x_dtype = RLX_F16, p.w1_dtype = RLX_I8, p.y_dtype = RLX_F16;
-    size_t per = rk_conv_pwdw_mixed_scratch(e, w, sh, rows);
+    size_t per = rk_conv_pwdw_mixed_scratch(e, w, ow, sh, rows);
     rk_ctx c1, c2;
     void *s1 = pool_ctx(&c1, 1, per), *s2 = pool_ctx(&c2, 2, per);
     const void *in[] = {x.data, w1.data, b1, w2, b2, w1.scale};
