@@ -11,7 +11,8 @@
 # - The zoo's MLP, CNN and transformer under --precision auto, and the MLP
 #   with --weights int8, against PyTorch's outputs (tests/zoo): cosine and
 #   the largest error within the bounds docs/precision.md states, the arena
-#   at most 0.6x the f32 one, the int8 weights file at most 0.3x.
+#   at most 0.6x the f32 one, the int8 weights file at most 0.3x; the CNN on
+#   spirv (lavapipe, validation layer on, any message fails) likewise.
 # - Determinism (the same bytes twice), warning-free C from gcc and clang.
 # - Bad values and targets that cannot: one line, exit 1, no files.
 source "$(dirname "$0")/../tools/testlib.sh"
@@ -102,6 +103,26 @@ if "$RLXC" $ZOO/mlp/model.onnx --weights int8 --build -o "$d/m" >/dev/null 2>"$d
     else fail "int8 weights file at most 0.3x" "$w8 vs $w32"; fi
 else
     fail "mlp --weights int8 builds and runs" "$(cat "$d/err")"
+fi
+
+# ---- the spirv target follows the plan (lavapipe, validation layer on) ----
+if [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
+    d=$TMP/vk
+    mkdir -p "$d"
+    if "$RLXC" $ZOO/cnn/model.onnx --target spirv --precision auto --weights f16 --build -o "$d/m" --report "$d/m" \
+            >/dev/null 2>"$d/err" &&
+        VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation RLX_VK_DEBUG=1 "$d/m" -i $ZOO/cnn/in_0.npy -o "$d/m.npy" \
+            >/dev/null 2>"$d/run.err" && [ ! -s "$d/run.err" ]; then
+        if r=$(compare "$d/m.npy" $ZOO/cnn/expected_0.npy 0.999 0.01); then pass "spirv cnn auto + f16 weights on lavapipe: $r"
+        else fail "spirv cnn auto + f16 weights against PyTorch" "$r"; fi
+        a=$(report_field "$d/m.txt" "arena bytes") a32=$(report_field "$TMP/z_cnn/f32.txt" "arena bytes")
+        if [ $((a * 10)) -le $((a32 * 6)) ]; then pass "spirv cnn arena $a <= 0.6 x $a32"
+        else fail "spirv cnn arena at most 0.6x" "$a vs $a32"; fi
+    else
+        fail "spirv cnn under --precision auto builds and runs clean" "$(cat "$d/err" "$d/run.err" 2>/dev/null | head -3)"
+    fi
+else
+    skip "spirv under --precision auto" "no lavapipe"
 fi
 
 # ---- --keep-f32 ----
