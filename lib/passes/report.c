@@ -103,6 +103,8 @@ void rlx_report_text(const RlxGraph *g, const RlxPlan *p, RlxBuf *out) {
         rlx_buf_printf(out, "arena / bound:   %.4f\n", (double)p->arena_bytes / (double)p->lower_bound);
     rlx_buf_printf(out, "\npeak: step %d, %s, %lld bytes live: %s\n", s, step_name(g, s), (long long)peak,
                    live_at(g, p, s, 1 << 20));
+    /* before the buffer table, which stays the last section: scripts read it to the end */
+    report_storage(g, p, out);
     rlx_buf_printf(out, "\n%-10s %-10s %-11s  %s\n", "offset", "bytes", "steps", "buffer (values sharing it)");
     /* buffers by offset, then first step */
     int *ids = rlx_alloc(sizeof(int) * (size_t)(g->nv + 1));
@@ -125,7 +127,6 @@ void rlx_report_text(const RlxGraph *g, const RlxPlan *p, RlxBuf *out) {
         rlx_buf_printf(out, "%-10lld %-10lld [%4d,%4d]  %s\n", (long long)p->off[o], (long long)p->bufsize[o],
                        p->bfirst[o], p->blast[o], names.data);
     }
-    report_storage(g, p, out);
 }
 
 static const char *xml_escape(const char *s) {
