@@ -153,6 +153,9 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_LRN,              RLX_DT_F32},
 
     /* ---- launch_vision.c: Resize, ConvTranspose, GridSample, recurrent, quantized, signal ---- */
+    {RLX_OP_RNN,              RLX_DT_F32},
+    {RLX_OP_GRU,              RLX_DT_F32},
+    {RLX_OP_LSTM,             RLX_DT_F32},
 
     {RLX_NOPS,                0},   /* the end (RlxTarget.nsupport -1) */
 };
