@@ -151,6 +151,9 @@ void rlx_gpu_grid_1d(RlxGpuLaunch *l, int64_t n, uint32_t local, const RlxTarget
 typedef int (*RlxGpuBuilder)(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l);
 RlxGpuBuilder rlx_gpu_builder_index(RlxKernelKind kind);    /* launch_index.c; NULL: not its kind */
 RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind);   /* launch_vision.c */
+/* launch_vision.c's part of rlx_gpu_node_check: its ops' conditions that
+ * are not a dtype (NULL: fine) */
+const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node);
 
 /* The launches of one thunk (launch.c); returns how many it wrote (at
  * most 4), 0 if the kind has no template. */

@@ -156,6 +156,7 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_RNN,              RLX_DT_F32},
     {RLX_OP_GRU,              RLX_DT_F32},
     {RLX_OP_LSTM,             RLX_DT_F32},
+    {RLX_OP_RESIZE,           RLX_DT_ANY},   /* linear and cubic: f32 f16 bf16 (rlx_gpu_node_check_vision) */
 
     {RLX_NOPS,                0},   /* the end (RlxTarget.nsupport -1) */
 };
@@ -163,5 +164,5 @@ const RlxOpSupport rlx_gpu_support[] = {
 const char *rlx_gpu_node_check(const RlxGraph *g, int node) {
     const RlxNode *n = &g->n[node];
     if (n->op == RLX_OP_CONV && g->v[n->in[0]].rank > 4) return " for 3-D convolutions";
-    return NULL;
+    return rlx_gpu_node_check_vision(g, node);
 }

@@ -86,5 +86,119 @@ def rnn_affine_scaledtanh_clip(m, r):
               activation_alpha=[0.7, 1.3], activation_beta=[0.2, 0.9])
 
 
+# ---- Resize ----
+
+COORDS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"]
+NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
+
+
+def resize_out(m, name, x, dims, dtype=None):
+    m.out(name, np.zeros(dims, dtype or x.dtype))
+
+
+# (axis length, f32 scale) pairs per (coordinate mode, nearest mode) where
+# x_ori computed in float picks another element than the C kernel's double
+# (found by comparing float32 arithmetic with exact fractions)
+TRICKY = [[(12, 5 / 6), (10, 0.7)], [(20, 1.35), (10, 1.1)], [(14, 27 / 7), (25, 1 / 3)], [(33, 5 / 3), (37, 1.4)],
+          [(10, 7 / 6), (8, 0.125)], [(4, 0.25), (8, 11 / 6)], [(33, 5 / 11), (27, 1 / 3)], [(10, 7 / 3), (36, 7 / 11)],
+          [(3, 5 / 3), (10, 1.3)], [(21, 5 / 9), (28, 41 / 28)], [(37, 21 / 37), (10, 2.2)], [(3, 5 / 3), (5, 3.8)],
+          [(14, 22 / 7), (13, 30 / 13)], [(20, 6 / 11), (7, 1.2)], [(19, 4 / 11), (16, 1 / 3)], [(11, 9 / 7), (10, 2.8)],
+          [(13, 43 / 13), (9, 11 / 7)], [(35, 0.2), (10, 2.2)], [(30, 0.3), (12, 11 / 12)], [(24, 59 / 24), (18, 41 / 18)]]
+
+
+def resize_nearest_runtime_scales(m, r):
+    # every coordinate mode with every nearest mode, each Resize with its own
+    # scales read at run time, on axes where float arithmetic would pick wrong
+    # elements; the input is a ramp, so every element is told apart
+    k = 0
+    for coord in COORDS:
+        for nm in NEAREST:
+            (n0, s0), (n1, s1) = TRICKY[k]
+            x = m.inp("x%d" % k, np.arange(n0 * n1, dtype=F32).reshape(n0, n1))
+            sc = m.inp("s%d" % k, np.array([s0, s1], F32))
+            m.node("Resize", ["x%d" % k, "", "s%d" % k], "y%d" % k, mode="nearest",
+                   coordinate_transformation_mode=coord, nearest_mode=nm)
+            resize_out(m, "y%d" % k, x, tuple(int(np.floor(np.float64(sc[i]) * (n0, n1)[i])) for i in range(2)))
+            k += 1
+
+
+def resize_nearest_sizes_u8(m, r):
+    # tables from sizes (6 -> 5 and 7 -> 3: inexact scales whose coordinates
+    # sit on halves), bytes of u8 moved
+    x = m.inp("x", r.integers(0, 255, (1, 2, 6, 7)).astype(np.uint8))
+    for k, (coord, nm) in enumerate([("half_pixel", "round_prefer_floor"), ("half_pixel", "round_prefer_ceil"),
+                                     ("align_corners", "floor"), ("asymmetric", "ceil"),
+                                     ("tf_half_pixel_for_nn", "round_prefer_ceil")]):
+        m.ints("sz%d" % k, [1, 2, 5, 3])
+        m.node("Resize", ["x", "", "", "sz%d" % k], "y%d" % k, mode="nearest", coordinate_transformation_mode=coord,
+               nearest_mode=nm)
+        resize_out(m, "y%d" % k, x, (1, 2, 5, 3))
+
+
+def resize_nearest_i64_runtime_sizes(m, r):
+    # 8-byte elements; sizes read at run time are checked against the shape;
+    # a roi read at run time that half_pixel ignores
+    x = m.inp("x", r.integers(-2 ** 40, 2 ** 40, (3, 4)).astype(I64))
+    m.inp("roi", np.array([0.1, 0.2, 0.8, 0.9], F32))
+    m.inp("sz", np.array([7, 9], I64))
+    m.node("Resize", ["x", "roi", "", "sz"], "y", mode="nearest")
+    resize_out(m, "y", x, (7, 9))
+
+
+def resize_nearest_crop_bool(m, r):
+    # tf_crop_and_resize with a constant roi partly outside: extrapolation (1 -> true) in bool
+    x = m.inp("x", r.integers(0, 2, (5, 6)).astype(bool))
+    m.weight("roi", np.array([-0.2, 0.1, 1.3, 0.9], F32))
+    m.ints("sz", [7, 4])
+    m.node("Resize", ["x", "roi", "", "sz"], "y", mode="nearest", coordinate_transformation_mode="tf_crop_and_resize",
+           extrapolation_value=1.0)
+    resize_out(m, "y", x, (7, 4))
+
+
+def resize_linear_runtime_scales(m, r):
+    x = m.inp("x", randn(r, 2, 3, 9, 13))
+    m.inp("s", np.array([1, 1, 0.7, 1.9], F32))
+    m.node("Resize", ["x", "", "s"], "y", mode="linear")
+    resize_out(m, "y", x, (2, 3, 6, 24))
+
+
+def resize_cubic_tables_exclude(m, r):
+    x = m.inp("x", randn(r, 1, 2, 8, 5))
+    m.weight("s", np.array([1, 1, 1.6, 0.8], F32))
+    for k, coord in enumerate(["half_pixel", "align_corners", "asymmetric"]):
+        m.node("Resize", ["x", "", "s"], "y%d" % k, mode="cubic", coordinate_transformation_mode=coord,
+               cubic_coeff_a=-0.5, exclude_outside=k != 1)
+        resize_out(m, "y%d" % k, x, (1, 2, 12, 4))
+
+
+def resize_cubic_runtime_scales_pytorch(m, r):
+    # pytorch_half_pixel with an axis whose output has one element (x_ori = 0)
+    x = m.inp("x", randn(r, 3, 5, 6))
+    m.inp("s", np.array([1, 0.2, 1.5], F32))
+    m.node("Resize", ["x", "", "s"], "y", mode="cubic", coordinate_transformation_mode="pytorch_half_pixel",
+           exclude_outside=1)
+    resize_out(m, "y", x, (3, 1, 9))
+
+
+def resize_crop_runtime_roi(m, r):
+    # linear tf_crop_and_resize with the roi read at run time, partly outside
+    x = m.inp("x", randn(r, 1, 1, 6, 7))
+    m.inp("roi", np.array([0, 0, -0.25, 0.1, 1, 1, 0.9, 1.4], F32))
+    m.ints("sz", [1, 1, 5, 6])
+    m.node("Resize", ["x", "roi", "", "sz"], "y", mode="linear", coordinate_transformation_mode="tf_crop_and_resize",
+           extrapolation_value=7.5)
+    resize_out(m, "y", x, (1, 1, 5, 6))
+
+
+def resize_linear_f16_sizes(m, r):
+    x = m.inp("x", randn(r, 4, 10).astype(np.float16))
+    m.ints("sz", [7, 15])
+    m.node("Resize", ["x", "", "", "sz"], "y", mode="linear", coordinate_transformation_mode="asymmetric")
+    resize_out(m, "y", x, (7, 15))
+
+
 CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wide, gru_bidir_linear_before_reset,
-         gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip]
+         gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip, resize_nearest_runtime_scales,
+         resize_nearest_sizes_u8, resize_nearest_i64_runtime_sizes, resize_nearest_crop_bool,
+         resize_linear_runtime_scales, resize_cubic_tables_exclude, resize_cubic_runtime_scales_pytorch,
+         resize_crop_runtime_roi, resize_linear_f16_sizes]
