@@ -412,6 +412,40 @@ static int l_resize(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
     return 1;
 }
 
+/* ---- 3-D and transposed convolutions ---- */
+
+/* conv_nd.kl, for conv_nd_f32 and conv_transpose_f32 (the same params). Loop
+ * trips of one invocation: CG * (1 + K0 * (1 + K1 * (1 + K2))), the input
+ * channels and the three tap loops inside each other. */
+static int l_conv_nd(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int64_t c = PI("c"), oc = PI("oc"), group = PI("group"), cg = c / group, total = PI("n") * oc;
+    int64_t v[6][RLX_MAX_RANK];
+    static const char *const fields[6] = {"in_dims", "out_dims", "k", "s", "d", "pb"};
+    static const char *const names[6][3] = {{"ID0", "ID1", "ID2"}, {"OD0", "OD1", "OD2"}, {"K0", "K1", "K2"},
+                                            {"ST0", "ST1", "ST2"},   {"D0", "D1", "D2"},   {"PB0", "PB1", "PB2"}};
+    for (int f = 0; f < 6; f++) {
+        rlx_tk_get_a(t, fields[f], v[f]);
+        for (int a = 0; a < 3; a++) rlx_gpu_const(l, names[f][a], v[f][a]);
+    }
+    for (int a = 0; a < 3; a++) total *= v[1][a];
+    l->tmpl = "conv_nd";
+    rlx_gpu_op(l, t->in[0], G_F32, 0);
+    rlx_gpu_op(l, t->in[1], G_F32, 0);
+    if (PI("has_bias")) op_load(l, "LBIAS", t->in[2], G_F32);
+    op_store(l, "SY", t->out[0], G_F32);
+    rlx_gpu_const(l, "TRANSPOSE", t->kind == RLX_K_conv_transpose_f32);
+    rlx_gpu_const(l, "HAS_BIAS", PI("has_bias") != 0);
+    rlx_gpu_const(l, "C", c);
+    rlx_gpu_const(l, "OC", oc);
+    rlx_gpu_const(l, "CG", cg);
+    rlx_gpu_const(l, "OCG", oc / group);
+    rlx_gpu_grid_1d(l, total, 128, lim);
+    uint64_t k0 = (uint64_t)v[2][0], k1 = (uint64_t)v[2][1], k2 = (uint64_t)v[2][2];
+    l->trips = (uint64_t)cg * (1 + k0 * (1 + k1 * (1 + k2)));
+    return 1;
+}
+
 /* ---- what the dtype column can't say ---- */
 
 const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
@@ -432,6 +466,7 @@ RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind) {
     switch ((int)kind) {
     case RLX_K_rnn: return l_rnn;
     case RLX_K_resize: return l_resize;
+    case RLX_K_conv_nd_f32: case RLX_K_conv_transpose_f32: return l_conv_nd;
     default: return NULL;
     }
 }

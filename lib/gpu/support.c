@@ -3,7 +3,7 @@
  * kernels for, with the dtypes they handle. Each GPU target points its
  * descriptor at this table; legalize masks it with the target's storage
  * dtypes, so Metal, which has no double, refuses f64 with its own column.
- * Extra conditions that are not a dtype (a 3-D convolution) are the
+ * Extra conditions that are not a dtype (a Resize's modes) are the
  * targets' node check (rlx_gpu_node_check). A change here must come with
  * the kernels: lib/gpu/launch.c asserts every thunk has one.
  */
@@ -156,13 +156,10 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_RNN,              RLX_DT_F32},
     {RLX_OP_GRU,              RLX_DT_F32},
     {RLX_OP_LSTM,             RLX_DT_F32},
+    {RLX_OP_CONVTRANSPOSE,    RLX_DT_F32},
     {RLX_OP_RESIZE,           RLX_DT_ANY},   /* linear and cubic: f32 f16 bf16 (rlx_gpu_node_check_vision) */
 
     {RLX_NOPS,                0},   /* the end (RlxTarget.nsupport -1) */
 };
 
-const char *rlx_gpu_node_check(const RlxGraph *g, int node) {
-    const RlxNode *n = &g->n[node];
-    if (n->op == RLX_OP_CONV && g->v[n->in[0]].rank > 4) return " for 3-D convolutions";
-    return rlx_gpu_node_check_vision(g, node);
-}
+const char *rlx_gpu_node_check(const RlxGraph *g, int node) { return rlx_gpu_node_check_vision(g, node); }

@@ -197,8 +197,50 @@ def resize_linear_f16_sizes(m, r):
     resize_out(m, "y", x, (7, 15))
 
 
+# ---- 3-D and transposed convolutions ----
+
+def conv_out(i, k, s, d, pb, pe):
+    return (i + pb + pe - d * (k - 1) - 1) // s + 1
+
+
+def convt_out(i, k, s, d, pb, pe, op=0):
+    return s * (i - 1) + op + (k - 1) * d + 1 - pb - pe
+
+
+def conv3d_grouped_strided(m, r):
+    x = m.inp("x", randn(r, 2, 4, 7, 9, 6))
+    m.weight("w", randn(r, 6, 2, 3, 2, 3))
+    m.weight("b", randn(r, 6))
+    dims = [conv_out(7, 3, 2, 1, 1, 0), conv_out(9, 2, 1, 3, 0, 2), conv_out(6, 3, 1, 2, 2, 1)]
+    m.node("Conv", ["x", "w", "b"], "y", group=2, strides=[2, 1, 1], dilations=[1, 3, 2], pads=[1, 0, 2, 0, 2, 1])
+    m.out("y", np.zeros([2, 6] + dims, F32))
+
+
+def convtranspose_2d_grouped(m, r):
+    x = m.inp("x", randn(r, 2, 6, 5, 7))
+    m.weight("w", randn(r, 6, 2, 3, 4))
+    m.weight("b", randn(r, 6))
+    dims = [convt_out(5, 3, 2, 2, 1, 2, 1), convt_out(7, 4, 3, 1, 0, 1, 2)]
+    m.node("ConvTranspose", ["x", "w", "b"], "y", group=3, strides=[2, 3], dilations=[2, 1], pads=[1, 0, 2, 1],
+           output_padding=[1, 2])
+    m.out("y", np.zeros([2, 6] + dims, F32))
+
+
+def convtranspose_1d_and_3d(m, r):
+    x = m.inp("x", randn(r, 1, 3, 11))
+    m.weight("w", randn(r, 3, 4, 5))
+    m.node("ConvTranspose", ["x", "w"], "y", strides=[3], pads=[2, 1])
+    m.out("y", np.zeros((1, 4, convt_out(11, 5, 3, 1, 2, 1)), F32))
+    v = m.inp("v", randn(r, 1, 2, 3, 4, 5))
+    m.weight("u", randn(r, 2, 3, 2, 3, 2))
+    m.node("ConvTranspose", ["v", "u"], "z", strides=[2, 1, 2], dilations=[1, 2, 1])
+    m.out("z", np.zeros((1, 3, convt_out(3, 2, 2, 1, 0, 0), convt_out(4, 3, 1, 2, 0, 0), convt_out(5, 2, 2, 1, 0, 0)),
+                        F32))
+
+
 CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wide, gru_bidir_linear_before_reset,
          gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip, resize_nearest_runtime_scales,
          resize_nearest_sizes_u8, resize_nearest_i64_runtime_sizes, resize_nearest_crop_bool,
          resize_linear_runtime_scales, resize_cubic_tables_exclude, resize_cubic_runtime_scales_pytorch,
-         resize_crop_runtime_roi, resize_linear_f16_sizes]
+         resize_crop_runtime_roi, resize_linear_f16_sizes, conv3d_grouped_strided, convtranspose_2d_grouped,
+         convtranspose_1d_and_3d]
