@@ -446,6 +446,33 @@ static int l_conv_nd(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits
     return 1;
 }
 
+/* ---- GridSample, RoiAlign ---- */
+
+static int is_f32_like(RlxGType t) { return t == G_F32 || t == G_F16 || t == G_BF16; }
+
+/* gridsample.kl. Loop trips of one invocation, T taps per axis (2 bilinear,
+ * 1 nearest, 4 bicubic): 2 * (1 + T) for the two axes' taps, T * (1 + T)
+ * for the sum over rows and columns. */
+static int l_grid_sample(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    RlxGType xt = rlx_gtype_of((RlxDType)PI("dtype")), gt = rlx_gtype_of((RlxDType)PI("grid_dtype"));
+    if (!is_f32_like(xt) || !is_f32_like(gt)) return 0;
+    int64_t mode = PI("mode"), taps = mode == 0 ? 2 : mode == 1 ? 1 : 4;
+    l->tmpl = "gridsample";
+    op_load(l, "LIMG", t->in[0], xt);
+    op_load(l, "LGRID", t->in[1], gt);
+    op_store(l, "SY", t->out[0], xt);
+    static const char *const names[] = {"C", "H", "W", "OH", "OW"}, *const fields[] = {"c", "h", "w", "oh", "ow"};
+    for (int i = 0; i < 5; i++) rlx_gpu_const(l, names[i], PI(fields[i]));
+    rlx_gpu_const(l, "MODE", mode);
+    rlx_gpu_const(l, "PADDING", PI("padding"));
+    rlx_gpu_const(l, "ALIGN", PI("align_corners") != 0);
+    if (mode == 1) rlx_gpu_const(l, "RLX_NEED_INT64", 1);   /* gs_rint */
+    rlx_gpu_grid_1d(l, PI("n") * PI("c") * PI("oh") * PI("ow"), 128, lim);
+    l->trips = (uint64_t)(2 * (1 + taps) + taps * (1 + taps));
+    return 1;
+}
+
 /* ---- what the dtype column can't say ---- */
 
 const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
@@ -467,6 +494,7 @@ RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind) {
     case RLX_K_rnn: return l_rnn;
     case RLX_K_resize: return l_resize;
     case RLX_K_conv_nd_f32: case RLX_K_conv_transpose_f32: return l_conv_nd;
+    case RLX_K_grid_sample: return l_grid_sample;
     default: return NULL;
     }
 }

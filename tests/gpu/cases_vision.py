@@ -238,9 +238,62 @@ def convtranspose_1d_and_3d(m, r):
                         F32))
 
 
+# ---- GridSample ----
+
+def gs_near_ties(size, align):
+    """f32 grid values whose pixel coordinate lies on, or a few ulps from, a
+    rounding tie: float arithmetic rounds some of them the other way."""
+    f = np.float32
+    vals = []
+    for k in range(-3, size + 3):
+        t = (2 * k + 2) / size - 1 if not align else (2 * k + 1) / (size - 1) - 1
+        g = f(t)
+        lo = hi = g
+        vals.append(g)
+        for _ in range(3):
+            lo, hi = np.nextafter(lo, f(-np.inf)), np.nextafter(hi, f(np.inf))
+            vals += [lo, hi]
+    return np.array(vals, F32)
+
+
+def gridsample_modes(m, r):
+    # every mode x padding x align_corners on random grids reaching past the borders
+    x = m.inp("x", randn(r, 2, 3, 5, 7))
+    m.inp("grid", r.uniform(-1.6, 1.6, (2, 4, 6, 2)).astype(F32))
+    k = 0
+    for mode in ("bilinear", "nearest", "bicubic"):
+        for pad in ("zeros", "border", "reflection"):
+            for align in (0, 1):
+                m.node("GridSample", ["x", "grid"], "y%d" % k, mode=mode, padding_mode=pad, align_corners=align)
+                m.out("y%d" % k, np.zeros((2, 3, 4, 6), F32))
+                k += 1
+
+
+def gridsample_nearest_ties(m, r):
+    # nearest on coordinates at and around ties, read from a ramp image
+    h, w = 3, 5
+    m.inp("x", np.arange(h * w, dtype=F32).reshape(1, 1, h, w))
+    for align in (0, 1):
+        gx, gy = gs_near_ties(w, align), gs_near_ties(h, align)
+        n = max(len(gx), len(gy))
+        grid = np.stack([np.resize(gx, n), np.resize(gy[::-1], n)], axis=-1).reshape(1, 1, n, 2)
+        m.inp("g%d" % align, grid.astype(F32))
+        for pad in ("zeros", "border", "reflection"):
+            m.node("GridSample", ["x", "g%d" % align], "y%d%s" % (align, pad), mode="nearest", padding_mode=pad,
+                   align_corners=align)
+            m.out("y%d%s" % (align, pad), np.zeros((1, 1, 1, n), F32))
+
+
+def gridsample_f16(m, r):
+    x = m.inp("x", randn(r, 1, 2, 6, 4).astype(np.float16))
+    m.inp("grid", r.uniform(-1.2, 1.2, (1, 3, 5, 2)).astype(np.float16))
+    m.node("GridSample", ["x", "grid"], "y", mode="bicubic", padding_mode="reflection")
+    m.out("y", np.zeros((1, 2, 3, 5), np.float16))
+
+
 CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wide, gru_bidir_linear_before_reset,
          gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip, resize_nearest_runtime_scales,
          resize_nearest_sizes_u8, resize_nearest_i64_runtime_sizes, resize_nearest_crop_bool,
          resize_linear_runtime_scales, resize_cubic_tables_exclude, resize_cubic_runtime_scales_pytorch,
          resize_crop_runtime_roi, resize_linear_f16_sizes, conv3d_grouped_strided, convtranspose_2d_grouped,
-         convtranspose_1d_and_3d]
+         convtranspose_1d_and_3d, gridsample_modes, gridsample_nearest_ties, gridsample_f16]
