@@ -473,6 +473,57 @@ static int l_grid_sample(const RlxGraph *g, const RlxThunk *t, const RlxTargetLi
     return 1;
 }
 
+/* ---- Einsum ---- */
+
+/* einsum.kl. Loop trips of one invocation: NO (the output labels) + NSUM
+ * (the summed combinations) * (1 + (NL - NO) + NL), each combination
+ * decomposed over the summed labels, then every label's offset. */
+static int l_einsum(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int64_t dt = PI("dtype"), nops = PI("nops"), nl = PI("nlabels"), no = PI("nout_labels");
+    int64_t dims[RLX_MAX_RANK], ost[RLX_MAX_RANK], st[RLX_MAX_RANK], zero[RLX_MAX_RANK] = {0}, nout = 1, nsum = 1;
+    rlx_tk_get_a(t, "dims", dims);
+    rlx_tk_get_a(t, "ostride", ost);
+    for (int a = 0; a < nl; a++) *(a < no ? &nout : &nsum) *= dims[a];
+    RlxGType gt = rlx_gtype_of((RlxDType)dt);
+    if (gt == G_BOOL) return 0;
+    l->tmpl = "einsum";
+    const char *acc, *wrap;
+    switch (gt) {
+    case G_F32: case G_F16: case G_BF16: acc = "float", wrap = "v"; break;
+    case G_F64: acc = "rlx_f64", wrap = "v"; break;
+    case G_I64: acc = "rlx_u64", wrap = "rlx_i64(v)"; break;
+    case G_U64: acc = "rlx_u64", wrap = "v"; break;
+    case G_I8: acc = "uint", wrap = "RLX_SEXT(v, 8)"; break;
+    case G_I16: acc = "uint", wrap = "RLX_SEXT(v, 16)"; break;
+    case G_I32: acc = "uint", wrap = "int(v)"; break;
+    case G_U8: acc = "uint", wrap = "((v) & 0xffu)"; break;
+    case G_U16: acc = "uint", wrap = "((v) & 0xffffu)"; break;
+    default: acc = "uint", wrap = "v"; break;
+    }
+    rlx_gpu_define(l, "ACC", acc);
+    static const char *const sn[5] = {"s0", "s1", "s2", "s3", "s4"}, *const an[5] = {"S0A", "S1A", "S2A", "S3A", "S4A"};
+    for (int k = 0; k < 5; k++) {
+        if (k < nops) {
+            rlx_tk_get_a(t, sn[k], st);
+            rlx_gpu_define(l, rlx_fmt("V%d(k)", k), rlx_fmt("%s(L%d(k))", acc, k));
+            rlx_gpu_op(l, t->in[k], gt, 0);
+        }
+        rlx_gpu_array(l, an[k], k < nops ? st : zero, (int)nl);
+    }
+    rlx_gpu_define(l, "SOUT(k, v)", rlx_fmt("S%d(k, %s)", l->nops, wrap));
+    rlx_gpu_op(l, t->out[0], gt, 1);
+    rlx_gpu_const(l, "NOPS", nops);
+    rlx_gpu_const(l, "NL", nl);
+    rlx_gpu_const(l, "NO", no);
+    rlx_gpu_const(l, "NSUM", nsum);
+    rlx_gpu_array(l, "DIMS", dims, (int)nl);
+    rlx_gpu_array(l, "OSTR", ost, (int)nl);
+    rlx_gpu_grid_1d(l, nout, 128, lim);
+    l->trips = (uint64_t)no + (uint64_t)nsum * (uint64_t)(1 + (nl - no) + nl);
+    return 1;
+}
+
 /* ---- what the dtype column can't say ---- */
 
 const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
@@ -495,6 +546,7 @@ RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind) {
     case RLX_K_resize: return l_resize;
     case RLX_K_conv_nd_f32: case RLX_K_conv_transpose_f32: return l_conv_nd;
     case RLX_K_grid_sample: return l_grid_sample;
+    case RLX_K_einsum: return l_einsum;
     default: return NULL;
     }
 }

@@ -291,9 +291,35 @@ def gridsample_f16(m, r):
     m.out("y", np.zeros((1, 2, 3, 5), np.float16))
 
 
+# ---- Einsum ----
+
+def einsum_float_three_operands(m, r):
+    # a diagonal, a broadcast batch ('...'), three operands, a long sum
+    a = m.inp("a", randn(r, 2, 1, 5, 5))
+    b = m.inp("b", randn(r, 3, 5, 300))
+    c = m.inp("c", randn(r, 300, 4))
+    m.node("Einsum", ["a", "b", "c"], "y", equation="...ii,...ik,kj->...ij")
+    m.out("y", np.einsum("...ii,...ik,kj->...ij", a, b, c))
+
+
+def einsum_ints(m, r):
+    # i8 products wrap; i64 beyond 32 bits; u16 transpose-and-sum
+    a = m.inp("a", r.integers(-128, 128, (6, 7)).astype(np.int8))
+    b = m.inp("b", r.integers(-128, 128, (7, 5)).astype(np.int8))
+    m.node("Einsum", ["a", "b"], "y", equation="ij,jk->ik")
+    m.out("y", np.einsum("ij,jk->ik", a, b))
+    c = m.inp("c", r.integers(-2 ** 33, 2 ** 33, (4, 9)).astype(I64))
+    m.node("Einsum", ["c", "c"], "z", equation="ij,ij->i")
+    m.out("z", np.einsum("ij,ij->i", c, c))
+    d = m.inp("d", r.integers(0, 2 ** 16, (3, 4, 5)).astype(np.uint16))
+    m.node("Einsum", ["d"], "w", equation="abc->ca")
+    m.out("w", np.einsum("abc->ca", d))
+
+
 CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wide, gru_bidir_linear_before_reset,
          gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip, resize_nearest_runtime_scales,
          resize_nearest_sizes_u8, resize_nearest_i64_runtime_sizes, resize_nearest_crop_bool,
          resize_linear_runtime_scales, resize_cubic_tables_exclude, resize_cubic_runtime_scales_pytorch,
          resize_crop_runtime_roi, resize_linear_f16_sizes, conv3d_grouped_strided, convtranspose_2d_grouped,
-         convtranspose_1d_and_3d, gridsample_modes, gridsample_nearest_ties, gridsample_f16]
+         convtranspose_1d_and_3d, gridsample_modes, gridsample_nearest_ties, gridsample_f16,
+         einsum_float_three_operands, einsum_ints]
