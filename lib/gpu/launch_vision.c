@@ -524,6 +524,44 @@ static int l_einsum(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
     return 1;
 }
 
+/* ---- quantization ---- */
+
+/* the range of a quantized dtype (u8 i8 u16 i16 i32) */
+static void quant_range(RlxGpuLaunch *l, int64_t dt) {
+    int64_t lo = dt == RLX_U8 || dt == RLX_U16 ? 0 : dt == RLX_I8 ? -128 : dt == RLX_I16 ? -32768 : -2147483647 - 1;
+    int64_t hi = dt == RLX_U8 ? 255 : dt == RLX_I8 ? 127 : dt == RLX_U16 ? 65535 : dt == RLX_I16 ? 32767 : 2147483647;
+    rlx_gpu_const(l, "QLO", lo);
+    rlx_gpu_const(l, "QHI", hi);
+}
+
+static int is_quant(int64_t dt) { return dt == RLX_U8 || dt == RLX_I8 || dt == RLX_U16 || dt == RLX_I16 || dt == RLX_I32; }
+
+/* quantize.kl. Loop trips: rs_fdiv_rn's 75 (quantize), none (dequantize). */
+static int l_quantize(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int deq = PI("dequantize") != 0;
+    int64_t fdt = deq ? PI("y_dtype") : PI("x_dtype"), qdt = deq ? PI("x_dtype") : PI("y_dtype");
+    if (fdt != RLX_F32 || !is_quant(qdt)) return 0;
+    RlxGType qt = rlx_gtype_of((RlxDType)qdt);
+    l->tmpl = "quantize";
+    op_load(l, deq ? "LQ" : "LXF", t->in[0], deq ? qt : G_F32);
+    op_load(l, "LSCALE", t->in[1], G_F32);
+    if (PI("has_zp")) op_load(l, "LZP", t->in[2], qt);
+    op_store(l, "SY", t->out[0], deq ? G_F32 : qt);
+    rlx_gpu_const(l, "DEQUANTIZE", deq);
+    rlx_gpu_const(l, "HAS_ZP", PI("has_zp") != 0);
+    rlx_gpu_const(l, "PER_AXIS", PI("per_axis") != 0);
+    rlx_gpu_const(l, "AXIS_LEN", PI("axis_len"));
+    rlx_gpu_const(l, "INNER", PI("inner"));
+    int q64 = deq && qdt == RLX_I32;
+    rlx_gpu_const(l, "Q64", q64);
+    if (q64) rlx_gpu_const(l, "RLX_NEED_INT64", 1);
+    quant_range(l, qdt);
+    rlx_gpu_grid_1d(l, PI("outer") * PI("axis_len") * PI("inner"), 128, lim);
+    l->trips = deq ? 0 : 75;
+    return 1;
+}
+
 /* ---- what the dtype column can't say ---- */
 
 const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
@@ -536,6 +574,10 @@ const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
             return rlx_fmt(" for %s mode on dtype %s (float types only)", mode, rlx_dtype_name(dt));
         return strcmp(mode, "nearest") || rz_table(g, node) ? NULL : rz_runtime_nearest(g, node);
     }
+    case RLX_OP_DEQUANTIZELINEAR: {
+        RlxDType dt = g->v[n->out[0]].dtype;
+        return dt == RLX_F32 ? NULL : rlx_fmt(" for an output of dtype %s (f32 only)", rlx_dtype_name(dt));
+    }
     default: return NULL;
     }
 }
@@ -547,6 +589,7 @@ RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind) {
     case RLX_K_conv_nd_f32: case RLX_K_conv_transpose_f32: return l_conv_nd;
     case RLX_K_grid_sample: return l_grid_sample;
     case RLX_K_einsum: return l_einsum;
+    case RLX_K_quantize: return l_quantize;
     default: return NULL;
     }
 }

@@ -316,10 +316,66 @@ def einsum_ints(m, r):
     m.out("w", np.einsum("abc->ca", d))
 
 
+# ---- quantization ----
+
+def quant_ties(r, count):
+    """(x, scale) f32 pairs whose IEEE quotient is exactly a tie k + 0.5 though
+    x / scale is not: a division off by an ulp rounds them the other way."""
+    f = np.float32
+    pairs = []
+    while len(pairs) < count:
+        k, s = int(r.integers(-120, 120)), f(r.uniform(0.01, 3))
+        x = f((k + 0.5) * float(s))
+        for d in (-2, -1, 0, 1, 2):
+            xx = x
+            for _ in range(abs(d)):
+                xx = np.nextafter(xx, f(np.inf) if d > 0 else f(-np.inf))
+            if float(xx / s) == k + 0.5 and float(xx) / float(s) != k + 0.5:
+                pairs.append((xx, s))
+    return pairs
+
+
+def quantize_ties_and_edges(m, r):
+    # one scale per element (axis 0): tied quotients, then zero, subnormal and
+    # huge scales, NaN and infinite x, negative zero
+    pairs = quant_ties(r, 48)
+    tiny, big = np.float32(1e-40), np.float32(3e38)
+    pairs += [(np.float32(3), np.float32(0)), (np.float32(-3), np.float32(0)), (np.float32(1e-39), tiny),
+              (np.float32(2.5), tiny), (np.float32(1e30), big), (np.float32("nan"), np.float32(1)),
+              (np.float32("inf"), np.float32(2)), (np.float32(-0.0), np.float32(1)), (np.float32(7e-45), tiny),
+              (np.float32(254.5), np.float32(1)), (np.float32(-128.5), np.float32(1))]
+    x = np.array([p[0] for p in pairs], F32)
+    sc = np.array([p[1] for p in pairs], F32)
+    m.inp("x", x)
+    m.inp("s", sc)
+    m.inp("zu", np.full(len(x), 128, np.uint8))
+    m.node("QuantizeLinear", ["x", "s", "zu"], "yu", axis=0)
+    m.out("yu", np.zeros(len(x), np.uint8))
+    m.node("QuantizeLinear", ["x", "s"], "yi", axis=0)   # no zero point: u8
+    m.out("yi", np.zeros(len(x), np.uint8))
+    m.inp("zi", np.array([0, -3] * (len(x) // 2) + [0] * (len(x) % 2), np.int8))
+    m.node("QuantizeLinear", ["x", "s", "zi"], "y8", axis=0)
+    m.out("y8", np.zeros(len(x), np.int8))
+
+
+def dequantize_per_axis(m, r):
+    # i32 values and zero points whose differences need 33 bits; u8 per axis
+    q = m.inp("q", r.integers(-2 ** 31, 2 ** 31, (3, 5)).astype(I32))
+    m.inp("zp", np.array([-2 ** 31, 2 ** 31 - 1, 7], I32))
+    m.inp("s", np.array([1.5e-9, 0.25, 3.0], F32))
+    m.node("DequantizeLinear", ["q", "s", "zp"], "y", axis=0)
+    m.out("y", np.zeros(q.shape, F32))
+    u = m.inp("u", r.integers(0, 256, (2, 4, 3)).astype(np.uint8))
+    m.inp("us", np.array([0.1, 2.0, 0.003, 17.0], F32))
+    m.inp("uz", np.array([0, 128, 255, 3], np.uint8))
+    m.node("DequantizeLinear", ["u", "us", "uz"], "z", axis=1)
+    m.out("z", np.zeros(u.shape, F32))
+
+
 CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wide, gru_bidir_linear_before_reset,
          gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip, resize_nearest_runtime_scales,
          resize_nearest_sizes_u8, resize_nearest_i64_runtime_sizes, resize_nearest_crop_bool,
          resize_linear_runtime_scales, resize_cubic_tables_exclude, resize_cubic_runtime_scales_pytorch,
          resize_crop_runtime_roi, resize_linear_f16_sizes, conv3d_grouped_strided, convtranspose_2d_grouped,
          convtranspose_1d_and_3d, gridsample_modes, gridsample_nearest_ties, gridsample_f16,
-         einsum_float_three_operands, einsum_ints]
+         einsum_float_three_operands, einsum_ints, quantize_ties_and_edges, dequantize_per_axis]
