@@ -43,7 +43,7 @@ RlxGType rlx_gtype_of(RlxDType dt);       /* the storage type of a dtype */
 RlxGType rlx_gtype_bytes(int64_t esize);  /* the plain type of an element size (1, 2, 4, 8) */
 int rlx_gtype_size(RlxGType t);
 
-enum { RLX_GPU_MAX_OPS = 12, RLX_GPU_MAX_CONSTS = 64, RLX_GPU_MAX_ARRAYS = 12 };
+enum { RLX_GPU_MAX_OPS = 12, RLX_GPU_MAX_CONSTS = 64, RLX_GPU_MAX_ARRAYS = 12, RLX_GPU_MAX_LAUNCHES = 4 };
 
 typedef struct {
     RlxSlot slot;
@@ -141,8 +141,11 @@ void rlx_gpu_define(RlxGpuLaunch *l, const char *name, const char *text);
  * prelude's RLX_GID uses to flatten them. */
 void rlx_gpu_grid_1d(RlxGpuLaunch *l, int64_t n, uint32_t local, const RlxTargetLimits *lim);
 
-/* A launch builder: fills one launch for a thunk of its kind; 0 if this
- * thunk's params are beyond its kernel (then the target lacks it). Each
+/* A launch builder: fills the launches of a thunk of its kind, l[0] up to
+ * l[RLX_GPU_MAX_LAUNCHES - 1] (all zeroed, with the thunk and a 1x1x1
+ * workgroup), and returns how many (dispatched in order; select.c puts a
+ * barrier between those that depend on each other like any others); 0 if
+ * this thunk's params are beyond its kernels (then the target lacks it). Each
  * family of kinds has its file: launch.c (data movement, products,
  * convolutions, normalizations, reductions, pooling), launch_index.c
  * (losses, index and scatter kernels, Trilu, CumSum, TopK, ...),
@@ -155,8 +158,8 @@ RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind);   /* launch_vision.c *
  * are not a dtype (NULL: fine) */
 const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node);
 
-/* The launches of one thunk (launch.c); returns how many it wrote (at
- * most 4), 0 if the kind has no template. */
+/* The launches of one thunk (launch.c) into out[0..RLX_GPU_MAX_LAUNCHES);
+ * returns how many it wrote, 0 if the kind has no template. */
 int rlx_gpu_launches(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *out);
 
 #endif

@@ -674,8 +674,12 @@ int rlx_gpu_has_kind(RlxKernelKind kind) { return builder_of(kind) != NULL; }
 int rlx_gpu_launches(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *out) {
     Builder b = builder_of(t->kind);
     if (!b) return 0;
-    memset(out, 0, sizeof *out);
-    out->thunk = t;
-    out->local[0] = out->local[1] = out->local[2] = 1;
-    return b(g, t, lim, out);
+    memset(out, 0, sizeof *out * RLX_GPU_MAX_LAUNCHES);
+    for (int k = 0; k < RLX_GPU_MAX_LAUNCHES; k++) {
+        out[k].thunk = t;
+        out[k].local[0] = out[k].local[1] = out[k].local[2] = 1;
+    }
+    int n = b(g, t, lim, out);
+    RLX_ASSERT(n >= 0 && n <= RLX_GPU_MAX_LAUNCHES);
+    return n;
 }
