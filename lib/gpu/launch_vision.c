@@ -562,6 +562,33 @@ static int l_quantize(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimit
     return 1;
 }
 
+/* dynquant.kl, two launches: the range (one workgroup of 256; loop trips
+ * ceil(N / 256) + 8 reduction steps + 2 * 75 for the two divisions), then
+ * the elements (75, one division). */
+static int l_dynamic_quantize(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int64_t n = PI("n");
+    RlxGpuLaunch *r = &l[0], *e = &l[1];
+    r->tmpl = e->tmpl = "dynquant";
+    op_load(r, "LXF", t->in[0], G_F32);
+    op_store(r, "SSCALE", t->out[1], G_F32);
+    op_store(r, "SZP", t->out[2], G_U8);
+    rlx_gpu_const(r, "RANGE", 1);
+    rlx_gpu_const(r, "N", n);
+    r->local[0] = 256;
+    r->groups[0] = r->groups[1] = r->groups[2] = 1;
+    r->shared_bytes = 2 * 256 * 4;
+    r->trips = cdiv((uint64_t)n, 256) + 8 + 2 * 75;
+    op_load(e, "LXF", t->in[0], G_F32);
+    op_load(e, "LSCALE", t->out[1], G_F32);
+    op_load(e, "LZP", t->out[2], G_U8);
+    op_store(e, "SY", t->out[0], G_U8);
+    rlx_gpu_const(e, "RANGE", 0);
+    rlx_gpu_grid_1d(e, n, 128, lim);
+    e->trips = 75;
+    return 2;
+}
+
 /* ---- what the dtype column can't say ---- */
 
 const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
@@ -590,6 +617,7 @@ RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind) {
     case RLX_K_grid_sample: return l_grid_sample;
     case RLX_K_einsum: return l_einsum;
     case RLX_K_quantize: return l_quantize;
+    case RLX_K_dynamic_quantize: return l_dynamic_quantize;
     default: return NULL;
     }
 }

@@ -372,10 +372,26 @@ def dequantize_per_axis(m, r):
     m.out("z", np.zeros(u.shape, F32))
 
 
+def dynamic_quantize_ranges(m, r):
+    # a long tensor with a NaN (ignored by the range), only positives (the
+    # range still holds 0), all zeros (scale 0)
+    a = randn(r, 100003) * 3
+    a[77] = np.nan
+    m.inp("a", a)
+    m.inp("b", np.abs(randn(r, 7, 9)) + 0.5)
+    m.inp("c", np.zeros(300, F32))
+    for k, x in enumerate("abc"):
+        m.node("DynamicQuantizeLinear", [x], ["y%d" % k, "s%d" % k, "z%d" % k])
+        m.out("y%d" % k, np.zeros(m.in_arrays[k].shape, np.uint8))
+        m.out("s%d" % k, np.zeros((), F32))
+        m.out("z%d" % k, np.zeros((), np.uint8))
+
+
 CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wide, gru_bidir_linear_before_reset,
          gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip, resize_nearest_runtime_scales,
          resize_nearest_sizes_u8, resize_nearest_i64_runtime_sizes, resize_nearest_crop_bool,
          resize_linear_runtime_scales, resize_cubic_tables_exclude, resize_cubic_runtime_scales_pytorch,
          resize_crop_runtime_roi, resize_linear_f16_sizes, conv3d_grouped_strided, convtranspose_2d_grouped,
          convtranspose_1d_and_3d, gridsample_modes, gridsample_nearest_ties, gridsample_f16,
-         einsum_float_three_operands, einsum_ints, quantize_ties_and_edges, dequantize_per_axis]
+         einsum_float_three_operands, einsum_ints, quantize_ties_and_edges, dequantize_per_axis,
+         dynamic_quantize_ranges]
