@@ -589,6 +589,85 @@ static int l_dynamic_quantize(const RlxGraph *g, const RlxThunk *t, const RlxTar
     return 2;
 }
 
+/* The requantization operands of matmul_int.kl / conv_int.kl (QLINEAR):
+ * the two scales (their macros named), y_scale, y_zp, the output range. */
+static void requant_ops(RlxGpuLaunch *l, const RlxThunk *t, const char *s0, const char *s1, int64_t ydt) {
+    op_load(l, s0, t->in[4], G_F32);
+    op_load(l, s1, t->in[5], G_F32);
+    op_load(l, "LYS", t->in[6], G_F32);
+    if (t->in[7].value >= 0) op_load(l, "LYZP", t->in[7], rlx_gtype_of((RlxDType)ydt));
+    rlx_gpu_const(l, "HAS_YZP", t->in[7].value >= 0);
+    quant_range(l, ydt);
+}
+
+/* matmul_int.kl. Loop trips: BRANK + K (+ 75: the requantization's division). */
+static int l_matmul_integer(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int q = PI("qlinear") != 0;
+    int64_t adt = PI("a_dtype"), bdt = PI("b_dtype"), ydt = q ? PI("y_dtype") : RLX_I32, brank = PI("brank");
+    if (!is_quant(adt) || !is_quant(bdt) || !is_quant(ydt)) return 0;
+    int64_t bd[RLX_MAX_RANK], as[RLX_MAX_RANK], bs[RLX_MAX_RANK], nb = 1;
+    rlx_tk_get_a(t, "bdims", bd);
+    rlx_tk_get_a(t, "astride", as);
+    rlx_tk_get_a(t, "bstride", bs);
+    for (int d = 0; d < brank; d++) nb *= bd[d];
+    l->tmpl = "matmul_int";
+    op_load(l, "LA", t->in[0], rlx_gtype_of((RlxDType)adt));
+    op_load(l, "LB", t->in[1], rlx_gtype_of((RlxDType)bdt));
+    if (PI("a_zp_mode")) op_load(l, "LAZP", t->in[2], rlx_gtype_of((RlxDType)adt));
+    if (PI("b_zp_mode")) op_load(l, "LBZP", t->in[3], rlx_gtype_of((RlxDType)bdt));
+    if (q) requant_ops(l, t, "LAS", "LBS", ydt);
+    op_store(l, "SY", t->out[0], rlx_gtype_of((RlxDType)ydt));
+    rlx_gpu_const(l, "QLINEAR", q);
+    rlx_gpu_const(l, "AZP_MODE", PI("a_zp_mode"));
+    rlx_gpu_const(l, "BZP_MODE", PI("b_zp_mode"));
+    rlx_gpu_const(l, "AS_MODE", PI("a_scale_mode"));
+    rlx_gpu_const(l, "BS_MODE", PI("b_scale_mode"));
+    rlx_gpu_const(l, "M", PI("m"));
+    rlx_gpu_const(l, "NCOL", PI("n"));
+    rlx_gpu_const(l, "K", PI("k"));
+    rlx_gpu_const(l, "BRANK", brank);
+    rlx_gpu_array(l, "BDIMS", bd, (int)brank);
+    rlx_gpu_array(l, "ASTR", as, (int)brank);
+    rlx_gpu_array(l, "BSTR", bs, (int)brank);
+    rlx_gpu_grid_1d(l, nb * PI("m") * PI("n"), 128, lim);
+    l->trips = (uint64_t)brank + (uint64_t)PI("k") + (q ? 75 : 0);
+    return 1;
+}
+
+/* conv_int.kl. Loop trips: CG * (1 + KH * (1 + KW)) (+ 75: the
+ * requantization's division). */
+static int l_conv_integer(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    int q = PI("qlinear") != 0;
+    int64_t xdt = PI("x_dtype"), wdt = PI("w_dtype"), ydt = q ? PI("y_dtype") : RLX_I32;
+    if (!is_quant(xdt) || !is_quant(wdt) || !is_quant(ydt)) return 0;
+    int64_t c = PI("c"), oc = PI("oc"), group = PI("group"), cg = c / group;
+    l->tmpl = "conv_int";
+    op_load(l, "LX0", t->in[0], rlx_gtype_of((RlxDType)xdt));
+    op_load(l, "LW", t->in[1], rlx_gtype_of((RlxDType)wdt));
+    if (PI("x_zp_mode")) op_load(l, "LXZP", t->in[2], rlx_gtype_of((RlxDType)xdt));
+    if (PI("w_zp_mode")) op_load(l, "LWZP", t->in[3], rlx_gtype_of((RlxDType)wdt));
+    if (q) requant_ops(l, t, "LXS", "LWS", ydt);
+    if (PI("has_bias")) op_load(l, "LBIAS", t->in[8], G_I32);
+    op_store(l, "SY", t->out[0], rlx_gtype_of((RlxDType)ydt));
+    static const char *const names[] = {"H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PT", "PL", "DH", "DW"};
+    static const char *const fields[] = {"h", "w", "oh", "ow", "kh", "kw", "sh", "sw", "pt", "pl", "dh", "dw"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) rlx_gpu_const(l, names[i], PI(fields[i]));
+    rlx_gpu_const(l, "QLINEAR", q);
+    rlx_gpu_const(l, "X_ZP_MODE", PI("x_zp_mode"));
+    rlx_gpu_const(l, "W_ZP_MODE", PI("w_zp_mode"));
+    rlx_gpu_const(l, "W_SCALE_MODE", PI("w_scale_mode"));
+    rlx_gpu_const(l, "HAS_BIAS", PI("has_bias") != 0);
+    rlx_gpu_const(l, "C", c);
+    rlx_gpu_const(l, "OC", oc);
+    rlx_gpu_const(l, "CG", cg);
+    rlx_gpu_const(l, "OCG", oc / group);
+    rlx_gpu_grid_1d(l, PI("n") * oc * PI("oh") * PI("ow"), 128, lim);
+    l->trips = (uint64_t)cg * (1 + (uint64_t)PI("kh") * (1 + (uint64_t)PI("kw"))) + (q ? 75 : 0);
+    return 1;
+}
+
 /* ---- what the dtype column can't say ---- */
 
 const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
@@ -618,6 +697,8 @@ RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind) {
     case RLX_K_einsum: return l_einsum;
     case RLX_K_quantize: return l_quantize;
     case RLX_K_dynamic_quantize: return l_dynamic_quantize;
+    case RLX_K_matmul_integer: return l_matmul_integer;
+    case RLX_K_conv_integer: return l_conv_integer;
     default: return NULL;
     }
 }

@@ -160,6 +160,10 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_QUANTIZELINEAR,   RLX_DT_F32},   /* x */
     {RLX_OP_DEQUANTIZELINEAR, RLX_DT(I8) | RLX_DT(U8) | RLX_DT(I32)},   /* x; y f32 (rlx_gpu_node_check_vision) */
     {RLX_OP_DYNQUANTIZELINEAR, RLX_DT_F32},
+    {RLX_OP_MATMULINTEGER,    RLX_DT(I8) | RLX_DT(U8)},
+    {RLX_OP_CONVINTEGER,      RLX_DT(I8) | RLX_DT(U8)},
+    {RLX_OP_QLINEARMATMUL,    RLX_DT(I8) | RLX_DT(U8)},   /* a, b */
+    {RLX_OP_QLINEARCONV,      RLX_DT(I8) | RLX_DT(U8)},   /* x, w */
     {RLX_OP_CONVTRANSPOSE,    RLX_DT_F32},
     {RLX_OP_GRIDSAMPLE,       RLX_DT(F32) | RLX_DT(F16) | RLX_DT(BF16)},
     {RLX_OP_RESIZE,           RLX_DT_ANY},   /* linear and cubic: f32 f16 bf16 (rlx_gpu_node_check_vision) */

@@ -387,6 +387,49 @@ def dynamic_quantize_ranges(m, r):
         m.out("z%d" % k, np.zeros((), np.uint8))
 
 
+def matmul_integer_batched(m, r):
+    # u8 x i8, batch dims broadcast, zero points per row of A and per column of B
+    a = m.inp("a", r.integers(0, 256, (3, 1, 5, 37)).astype(np.uint8))
+    b = m.inp("b", r.integers(-128, 128, (2, 37, 6)).astype(np.int8))
+    az = m.inp("az", r.integers(0, 256, 5).astype(np.uint8))
+    bz = m.inp("bz", r.integers(-128, 128, 6).astype(np.int8))
+    m.node("MatMulInteger", ["a", "b", "az", "bz"], "y")
+    m.out("y", np.matmul(a.astype(I32) - az.astype(I32)[:, None], b.astype(I32) - bz.astype(I32)))
+
+
+def qlinear_matmul_per_axis(m, r):
+    # per-row a_scale, per-column b_scale, an i8 output with a zero point
+    a = m.inp("a", r.integers(-128, 128, (4, 9)).astype(np.int8))
+    b = m.inp("b", r.integers(0, 256, (9, 7)).astype(np.uint8))
+    for name, v in (("as", r.uniform(0.001, 0.05, 4)), ("az", r.integers(-10, 10, 4).astype(np.int8)),
+                    ("bs", r.uniform(0.001, 0.05, 7)), ("bz", r.integers(100, 150, 7).astype(np.uint8)),
+                    ("ys", np.array(1.5, F32)), ("yz", np.array(-5, np.int8))):
+        m.inp(name, np.asarray(v, F32 if name.endswith("s") else None))
+    m.node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], "y")
+    m.out("y", np.zeros((4, 7), np.int8))
+
+
+def conv_integer_grouped(m, r):
+    x = m.inp("x", r.integers(0, 256, (2, 4, 9, 8)).astype(np.uint8))
+    w = m.weight("w", r.integers(-128, 128, (6, 2, 3, 2)).astype(np.int8))
+    m.inp("xz", np.array(131, np.uint8))
+    m.weight("wz", r.integers(-5, 5, 6).astype(np.int8))
+    m.node("ConvInteger", ["x", "w", "xz", "wz"], "y", group=2, strides=[2, 1], dilations=[1, 3], pads=[1, 2, 0, 1])
+    m.out("y", np.zeros((2, 6, 4, 8), I32))
+
+
+def qlinear_conv_bias(m, r):
+    x = m.inp("x", r.integers(0, 256, (1, 3, 7, 7)).astype(np.uint8))
+    m.weight("w", r.integers(-128, 128, (5, 3, 3, 3)).astype(np.int8))
+    m.weight("b", r.integers(-3000, 3000, 5).astype(I32))
+    for name, v in (("xs", np.array(0.03, F32)), ("xz", np.array(120, np.uint8)),
+                    ("ws", r.uniform(0.001, 0.01, 5).astype(F32)), ("wz", np.zeros(5, np.int8)),
+                    ("ys", np.array(1.0, F32)), ("yz", np.array(100, np.uint8))):
+        m.weight(name, v)
+    m.node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], "y", pads=[1, 1, 1, 1])
+    m.out("y", np.zeros((1, 5, 7, 7), np.uint8))
+
+
 CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wide, gru_bidir_linear_before_reset,
          gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip, resize_nearest_runtime_scales,
          resize_nearest_sizes_u8, resize_nearest_i64_runtime_sizes, resize_nearest_crop_bool,
@@ -394,4 +437,5 @@ CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wi
          resize_crop_runtime_roi, resize_linear_f16_sizes, conv3d_grouped_strided, convtranspose_2d_grouped,
          convtranspose_1d_and_3d, gridsample_modes, gridsample_nearest_ties, gridsample_f16,
          einsum_float_three_operands, einsum_ints, quantize_ties_and_edges, dequantize_per_axis,
-         dynamic_quantize_ranges]
+         dynamic_quantize_ranges, matmul_integer_batched, qlinear_matmul_per_axis, conv_integer_grouped,
+         qlinear_conv_bias]
