@@ -668,6 +668,45 @@ static int l_conv_integer(const RlxGraph *g, const RlxThunk *t, const RlxTargetL
     return 1;
 }
 
+/* ---- signal ---- */
+
+/* dft.kl, for dft and stft. Loop trips: the used samples of a column (at
+ * most n, or the frame length). */
+static int l_dft(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    RlxGType gt = rlx_gtype_of((RlxDType)PI("dtype"));
+    if (!is_f32_like(gt)) return 0;
+    int stft = t->kind == RLX_K_stft;
+    int64_t npt = stft ? PI("flen") : PI("n"), used = stft ? npt : (PI("len") < npt ? PI("len") : npt), bins;
+    if (npt < 1 || npt >= ((int64_t)1 << 27)) return 0;   /* the node check refuses these */
+    l->tmpl = "dft";
+    op_load(l, "LXS", t->in[0], gt);
+    int win = stft && PI("has_window");
+    if (win) op_load(l, "LWIN", t->in[1], gt);
+    op_store(l, "SY", t->out[0], gt);
+    rlx_gpu_const(l, "STFT", stft);
+    rlx_gpu_const(l, "HAS_WINDOW", win);
+    rlx_gpu_const(l, "CIN", PI("complex_in") ? 2 : 1);
+    rlx_gpu_const(l, "LEN", PI("len"));
+    rlx_gpu_const(l, "NPT", npt);
+    rlx_gpu_const(l, "USED", used);
+    rlx_gpu_const(l, "INVERSE", !stft && PI("inverse"));
+    rlx_gpu_define(l, "SIGN", !stft && PI("inverse") ? "1.0f" : "(-1.0f)");
+    if (stft) {
+        rlx_gpu_const(l, "NBINS", PI("nbins"));
+        rlx_gpu_const(l, "FRAMES", PI("frames"));
+        rlx_gpu_const(l, "STEP", PI("step"));
+        bins = PI("batch") * PI("frames") * PI("nbins");
+    } else {
+        rlx_gpu_const(l, "INNER", PI("inner"));
+        rlx_gpu_const(l, "NOUT", PI("nout"));
+        bins = PI("outer") * PI("nout") * PI("inner");
+    }
+    rlx_gpu_grid_1d(l, bins, 128, lim);
+    l->trips = (uint64_t)used;
+    return 1;
+}
+
 /* ---- what the dtype column can't say ---- */
 
 const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
@@ -679,6 +718,13 @@ const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
         if (strcmp(mode, "nearest") && dt != RLX_F32 && dt != RLX_F16 && dt != RLX_BF16)
             return rlx_fmt(" for %s mode on dtype %s (float types only)", mode, rlx_dtype_name(dt));
         return strcmp(mode, "nearest") || rz_table(g, node) ? NULL : rz_runtime_nearest(g, node);
+    }
+    case RLX_OP_DFT: case RLX_OP_STFT: {
+        /* rs_cos2pi's integers: n < 2^27 points; an output axis holds at least n / 2 of its bins */
+        const RlxValue *y = &g->v[n->out[0]];
+        for (int a = 0; a < y->rank; a++)
+            if (y->dims[a] >= ((int64_t)1 << 25)) return " for transforms of 2^26 points or more";
+        return NULL;
     }
     case RLX_OP_DEQUANTIZELINEAR: {
         RlxDType dt = g->v[n->out[0]].dtype;
@@ -699,6 +745,7 @@ RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind) {
     case RLX_K_dynamic_quantize: return l_dynamic_quantize;
     case RLX_K_matmul_integer: return l_matmul_integer;
     case RLX_K_conv_integer: return l_conv_integer;
+    case RLX_K_dft: case RLX_K_stft: return l_dft;
     default: return NULL;
     }
 }

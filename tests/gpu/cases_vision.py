@@ -430,6 +430,36 @@ def qlinear_conv_bias(m, r):
     m.out("y", np.zeros((1, 5, 7, 7), np.uint8))
 
 
+# ---- signal ----
+
+def dft_axes_lengths(m, r):
+    # a real input along a middle axis (padded to 64 points, onesided), a
+    # complex one truncated to 45 points (not a power of two), and an inverse
+    x = m.inp("x", randn(r, 2, 50, 3, 1))
+    m.ints("n64", [64])
+    m.node("DFT", ["x", "n64"], "y", axis=1, onesided=1)
+    m.out("y", np.zeros((2, 33, 3, 2), F32))
+    z = m.inp("z", randn(r, 3, 50, 2))
+    m.ints("n45", [45])
+    m.node("DFT", ["z", "n45"], "w", axis=1)
+    m.out("w", np.zeros((3, 45, 2), F32))
+    m.node("DFT", ["z"], "v", axis=1, inverse=1)
+    m.out("v", np.zeros((3, 50, 2), F32))
+
+
+def stft_window_complex(m, r):
+    x = m.inp("x", randn(r, 2, 300, 1))
+    m.ints("step", [24])
+    w = m.weight("win", (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(40) / 40)).astype(F32))
+    m.node("STFT", ["x", "step", "win"], "y")
+    m.out("y", np.zeros((2, 11, 21, 2), F32))
+    z = m.inp("z", randn(r, 1, 100, 2))
+    m.ints("step2", [7])
+    m.ints("flen", [30])
+    m.node("STFT", ["z", "step2", "", "flen"], "u", onesided=0)
+    m.out("u", np.zeros((1, 11, 30, 2), F32))
+
+
 CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wide, gru_bidir_linear_before_reset,
          gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip, resize_nearest_runtime_scales,
          resize_nearest_sizes_u8, resize_nearest_i64_runtime_sizes, resize_nearest_crop_bool,
@@ -438,4 +468,4 @@ CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wi
          convtranspose_1d_and_3d, gridsample_modes, gridsample_nearest_ties, gridsample_f16,
          einsum_float_three_operands, einsum_ints, quantize_ties_and_edges, dequantize_per_axis,
          dynamic_quantize_ranges, matmul_integer_batched, qlinear_matmul_per_axis, conv_integer_grouped,
-         qlinear_conv_bias]
+         qlinear_conv_bias, dft_axes_lengths, stft_window_complex]
