@@ -707,6 +707,20 @@ static int l_dft(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *li
     return 1;
 }
 
+/* window.kl. No loops. */
+static int l_window(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    RlxGType gt = rlx_gtype_of((RlxDType)PI("dtype"));
+    int64_t size = PI("size"), denom = PI("periodic") ? size : size - 1;
+    if (!is_f32_like(gt) || size >= ((int64_t)1 << 28)) return 0;
+    l->tmpl = "window";
+    op_store(l, "SY", t->out[0], gt);
+    rlx_gpu_const(l, "KIND", PI("kind"));
+    rlx_gpu_const(l, "DENOM", denom);
+    rlx_gpu_grid_1d(l, size, 128, lim);
+    return 1;
+}
+
 /* ---- what the dtype column can't say ---- */
 
 const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
@@ -725,6 +739,12 @@ const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
         for (int a = 0; a < y->rank; a++)
             if (y->dims[a] >= ((int64_t)1 << 25)) return " for transforms of 2^26 points or more";
         return NULL;
+    }
+    case RLX_OP_HANNWINDOW: case RLX_OP_HAMMINGWINDOW: case RLX_OP_BLACKMANWINDOW: {
+        RlxDType dt = g->v[n->out[0]].dtype;
+        if (dt != RLX_F32 && dt != RLX_F16 && dt != RLX_BF16)
+            return rlx_fmt(" for an output of dtype %s (f32, f16, bf16)", rlx_dtype_name(dt));
+        return g->v[n->out[0]].dims[0] >= ((int64_t)1 << 28) ? " for windows of 2^28 points or more" : NULL;
     }
     case RLX_OP_DEQUANTIZELINEAR: {
         RlxDType dt = g->v[n->out[0]].dtype;
@@ -746,6 +766,7 @@ RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind) {
     case RLX_K_matmul_integer: return l_matmul_integer;
     case RLX_K_conv_integer: return l_conv_integer;
     case RLX_K_dft: case RLX_K_stft: return l_dft;
+    case RLX_K_window: return l_window;
     default: return NULL;
     }
 }

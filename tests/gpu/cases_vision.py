@@ -460,6 +460,15 @@ def stft_window_complex(m, r):
     m.out("u", np.zeros((1, 11, 30, 2), F32))
 
 
+def windows_unfolded(m, r):
+    # past the 16 MB rlxc folds constants up to, so the kernel computes them
+    n = (1 << 22) + 5
+    for k, op in enumerate(("HannWindow", "HammingWindow", "BlackmanWindow")):
+        m.ints("n%d" % k, [n])
+        m.node(op, ["n%d" % k], "w%d" % k, periodic=k != 1)
+        m.out("w%d" % k, np.zeros(n, F32))
+
+
 CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wide, gru_bidir_linear_before_reset,
          gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip, resize_nearest_runtime_scales,
          resize_nearest_sizes_u8, resize_nearest_i64_runtime_sizes, resize_nearest_crop_bool,
@@ -468,4 +477,5 @@ CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wi
          convtranspose_1d_and_3d, gridsample_modes, gridsample_nearest_ties, gridsample_f16,
          einsum_float_three_operands, einsum_ints, quantize_ties_and_edges, dequantize_per_axis,
          dynamic_quantize_ranges, matmul_integer_batched, qlinear_matmul_per_axis, conv_integer_grouped,
-         qlinear_conv_bias, dft_axes_lengths, stft_window_complex]
+         qlinear_conv_bias, dft_axes_lengths, stft_window_complex,
+         windows_unfolded]
