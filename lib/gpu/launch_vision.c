@@ -721,6 +721,31 @@ static int l_window(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
     return 1;
 }
 
+/* ---- Det ---- */
+
+enum { DET_MAX_N = 60 };   /* the matrix in 16 KB of workgroup memory */
+
+/* det.kl: a workgroup of 64 per matrix. Loop trips of one invocation:
+ * ceil(n^2 / 64) (the load) + n * (n + ceil(n / 64) + ceil(n^2 / 64)) (per
+ * column: the pivot search, the swap, the elimination). */
+static int l_det(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    RlxGType gt = rlx_gtype_of((RlxDType)PI("dtype"));
+    int64_t n = PI("n"), batch = PI("batch");
+    if (!is_f32_like(gt) || n > DET_MAX_N) return 0;
+    l->tmpl = "det";
+    op_load(l, "LA", t->in[0], gt);
+    op_store(l, "SY", t->out[0], gt);
+    rlx_gpu_const(l, "NM", n);
+    rlx_gpu_const(l, "NN", n * n > 0 ? n * n : 1);
+    rlx_gpu_const(l, "BATCH", batch);
+    rlx_gpu_grid_1d(l, batch * 64, 64, lim);
+    l->shared_bytes = (uint32_t)(4 * (n * n > 0 ? n * n : 1) + 4);
+    uint64_t un = (uint64_t)n;
+    l->trips = cdiv(un * un, 64) + un * (un + cdiv(un, 64) + cdiv(un * un, 64));
+    return 1;
+}
+
 /* ---- what the dtype column can't say ---- */
 
 const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
@@ -746,6 +771,11 @@ const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
             return rlx_fmt(" for an output of dtype %s (f32, f16, bf16)", rlx_dtype_name(dt));
         return g->v[n->out[0]].dims[0] >= ((int64_t)1 << 28) ? " for windows of 2^28 points or more" : NULL;
     }
+    case RLX_OP_DET: {
+        const RlxValue *x = &g->v[n->in[0]];
+        return x->rank >= 2 && x->dims[x->rank - 1] > DET_MAX_N ? rlx_fmt(" for matrices over %d x %d", DET_MAX_N, DET_MAX_N)
+                                                                 : NULL;
+    }
     case RLX_OP_DEQUANTIZELINEAR: {
         RlxDType dt = g->v[n->out[0]].dtype;
         return dt == RLX_F32 ? NULL : rlx_fmt(" for an output of dtype %s (f32 only)", rlx_dtype_name(dt));
@@ -767,6 +797,7 @@ RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind) {
     case RLX_K_conv_integer: return l_conv_integer;
     case RLX_K_dft: case RLX_K_stft: return l_dft;
     case RLX_K_window: return l_window;
+    case RLX_K_det: return l_det;
     default: return NULL;
     }
 }

@@ -469,6 +469,22 @@ def windows_unfolded(m, r):
         m.out("w%d" % k, np.zeros(n, F32))
 
 
+# ---- Det ----
+
+def det_batched(m, r):
+    # a batch of 37 x 37 matrices (near 1 in magnitude), one singular (a repeated
+    # row), one that needs pivoting from its first column (a zero corner)
+    x = randn(r, 2, 3, 37, 37) * 0.3 + np.eye(37, dtype=F32)
+    x[0, 1, 5] = x[0, 1, 9]
+    x[1, 2, 0, 0] = 0
+    m.inp("x", x)
+    m.node("Det", ["x"], "y")
+    m.out("y", np.linalg.det(x.astype(np.float64)).astype(F32))
+    s = m.inp("s", randn(r, 4, 3, 3))
+    m.node("Det", ["s"], "z")
+    m.out("z", np.linalg.det(s.astype(np.float64)).astype(F32))
+
+
 CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wide, gru_bidir_linear_before_reset,
          gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip, resize_nearest_runtime_scales,
          resize_nearest_sizes_u8, resize_nearest_i64_runtime_sizes, resize_nearest_crop_bool,
@@ -478,4 +494,4 @@ CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wi
          einsum_float_three_operands, einsum_ints, quantize_ties_and_edges, dequantize_per_axis,
          dynamic_quantize_ranges, matmul_integer_batched, qlinear_matmul_per_axis, conv_integer_grouped,
          qlinear_conv_bias, dft_axes_lengths, stft_window_complex,
-         windows_unfolded]
+         windows_unfolded, det_batched]
