@@ -473,6 +473,41 @@ static int l_grid_sample(const RlxGraph *g, const RlxThunk *t, const RlxTargetLi
     return 1;
 }
 
+/* roialign.kl. Loop trips of one invocation: GH * (1 + GW) with GH, GW
+ * the sampling ratio, or for adaptive grids the caps CAPH, CAPW: the
+ * feature map's extent per bin, ceil((h + 1) / oh) and ceil((w + 1) / ow),
+ * both multiplied by the largest f that keeps the product under 60000
+ * (bigger grids are a run-time RLX_E_ARG). */
+static int l_roi_align(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
+    (void)g;
+    RlxGType gt = rlx_gtype_of((RlxDType)PI("dtype"));
+    if (!is_f32_like(gt)) return 0;
+    int64_t h = PI("h"), w = PI("w"), oh = PI("oh"), ow = PI("ow"), sr = PI("sampling_ratio");
+    int64_t ch = (h + 1 + oh - 1) / oh, cw = (w + 1 + ow - 1) / ow, f = 1;
+    while ((ch * (f + 1)) * (cw * (f + 1)) <= 60000) f++;
+    ch *= f;
+    cw *= f;
+    l->tmpl = "roialign";
+    op_load(l, "LIMG", t->in[0], gt);
+    op_load(l, "LROI", t->in[1], gt);
+    rlx_gpu_define(l, "BIDX(k)", rlx_fmt("rs_idx64(X%d(k))", l->nops));
+    rlx_gpu_op(l, t->in[2], G_X64, 0);
+    op_store(l, "SY", t->out[0], gt);
+    op_status(l);
+    static const char *const names[] = {"NB", "C", "H", "W", "OH", "OW", "SR"};
+    static const char *const fields[] = {"n", "c", "h", "w", "oh", "ow", "sampling_ratio"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) rlx_gpu_const(l, names[i], PI(fields[i]));
+    rlx_gpu_const(l, "CAPH", ch);
+    rlx_gpu_const(l, "CAPW", cw);
+    rlx_gpu_const(l, "HALF_PIXEL", PI("half_pixel") != 0);
+    rlx_gpu_const(l, "MAX_MODE", PI("max_mode") != 0);
+    rlx_gpu_define(l, "SCALE", flit(PF("spatial_scale")));
+    rlx_gpu_grid_1d(l, PI("nrois") * PI("c") * oh * ow, 128, lim);
+    uint64_t gh = (uint64_t)(sr > 0 ? sr : ch), gw = (uint64_t)(sr > 0 ? sr : cw);
+    l->trips = gh * (1 + gw);
+    return 1;
+}
+
 /* ---- Einsum ---- */
 
 /* einsum.kl. Loop trips of one invocation: NO (the output labels) + NSUM
@@ -790,6 +825,7 @@ RlxGpuBuilder rlx_gpu_builder_vision(RlxKernelKind kind) {
     case RLX_K_resize: return l_resize;
     case RLX_K_conv_nd_f32: case RLX_K_conv_transpose_f32: return l_conv_nd;
     case RLX_K_grid_sample: return l_grid_sample;
+    case RLX_K_roi_align: return l_roi_align;
     case RLX_K_einsum: return l_einsum;
     case RLX_K_quantize: return l_quantize;
     case RLX_K_dynamic_quantize: return l_dynamic_quantize;

@@ -170,6 +170,7 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_HAMMINGWINDOW,    RLX_DT(F32) | RLX_DT(F16) | RLX_DT(BF16)},
     {RLX_OP_BLACKMANWINDOW,   RLX_DT(F32) | RLX_DT(F16) | RLX_DT(BF16)},
     {RLX_OP_DET,              RLX_DT(F32) | RLX_DT(F16) | RLX_DT(BF16)},
+    {RLX_OP_ROIALIGN,         RLX_DT(F32) | RLX_DT(F16) | RLX_DT(BF16)},   /* X, rois */
     {RLX_OP_CONVTRANSPOSE,    RLX_DT_F32},
     {RLX_OP_GRIDSAMPLE,       RLX_DT(F32) | RLX_DT(F16) | RLX_DT(BF16)},
     {RLX_OP_RESIZE,           RLX_DT_ANY},   /* linear and cubic: f32 f16 bf16 (rlx_gpu_node_check_vision) */

@@ -469,6 +469,25 @@ def windows_unfolded(m, r):
         m.out("w%d" % k, np.zeros(n, F32))
 
 
+# ---- RoiAlign ----
+
+def roialign_modes(m, r):
+    # rois across two images, partly outside the feature map, tiny and
+    # inverted ones; avg and max, both coordinate modes, fixed and adaptive grids
+    x = m.inp("x", randn(r, 2, 3, 12, 10))
+    rois = np.array([[0, 0, 36, 44], [-8, 4, 20, 60], [10, 10, 11, 12], [30, 30, 6, 2], [2.5, 7.25, 39, 33]], F32)
+    m.inp("rois", rois)
+    m.inp("bi", np.array([0, 1, 1, 0, 1], I64))
+    k = 0
+    for mode in ("avg", "max"):
+        for ctm in ("half_pixel", "output_half_pixel"):
+            for sr in (2, 0):
+                m.node("RoiAlign", ["x", "rois", "bi"], "y%d" % k, mode=mode, coordinate_transformation_mode=ctm,
+                       output_height=3, output_width=4, sampling_ratio=sr, spatial_scale=0.25)
+                m.out("y%d" % k, np.zeros((5, 3, 3, 4), F32))
+                k += 1
+
+
 # ---- Det ----
 
 def det_batched(m, r):
@@ -494,4 +513,4 @@ CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wi
          einsum_float_three_operands, einsum_ints, quantize_ties_and_edges, dequantize_per_axis,
          dynamic_quantize_ranges, matmul_integer_batched, qlinear_matmul_per_axis, conv_integer_grouped,
          qlinear_conv_bias, dft_axes_lengths, stft_window_complex,
-         windows_unfolded, det_batched]
+         windows_unfolded, det_batched, roialign_modes]
