@@ -1,13 +1,26 @@
-/* launch_vision.c - the GPU launches of Resize, ConvTranspose, 3-D convolution, GridSample, RoiAlign, the recurrent cells (RNN, GRU, LSTM), Einsum, the quantized kernels and DFT / STFT (gpu.h: RlxGpuBuilder).
+/* launch_vision.c - the GPU launches of Resize, ConvTranspose, 3-D
+ * convolution, GridSample, RoiAlign, the recurrent cells (RNN, GRU, LSTM),
+ * Einsum, the quantized kernels, DFT / STFT, the windows and Det (gpu.h:
+ * RlxGpuBuilder).
  *
  * Each kind's builder reads the thunk's params (runtime_min/rk_kernels.def),
  * picks its template in lib/gpu/kernels/ and fills the launch as launch.c's
- * builders do; its ops go into support.c's column for the GPU targets at
- * the same time. Every builder states the loop iterations one invocation
- * runs (l->trips) as a formula over the params, next to the loops of its
- * template. A kernel that meets a data error the C kernel reports (an
- * index out of range) stores the status in the run's status word, an
- * operand of slot value -2 (select.c).
+ * builders do (DynamicQuantizeLinear fills two); its ops go into
+ * support.c's column for the GPU targets at the same time, and the
+ * conditions a dtype can't say into rlx_gpu_node_check_vision at the end.
+ * Every builder states the loop iterations one invocation runs (l->trips)
+ * as a formula over the params, next to the loops of its template. A
+ * kernel that meets a data error the C kernel reports (an index out of
+ * range) stores the status in the run's status word, an operand of slot
+ * value -2 (select.c).
+ *
+ * Semantics are the C kernels'; where those take a decision in double that
+ * makes the result jump (Resize's and GridSample's nearest element,
+ * quantization's rounding), the kernels take it exactly (docs/targets.md),
+ * and Resize's taps are rk_resize's own wherever they depend on no run-time
+ * value. MelWeightMatrix is not here: its band edges are floors of log10
+ * and pow in double, which Vulkan's float transcendentals can move by a
+ * bin, and its inputs are constants (folded) in the models that use it.
  */
 #include <math.h>
 #include <string.h>
