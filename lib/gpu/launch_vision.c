@@ -16,11 +16,11 @@
  *
  * Semantics are the C kernels'; where those take a decision in double that
  * makes the result jump (Resize's and GridSample's nearest element,
- * quantization's rounding), the kernels take it exactly (docs/targets.md),
- * and Resize's taps are rk_resize's own wherever they depend on no run-time
- * value. MelWeightMatrix is not here: its band edges are floors of log10
- * and pow in double, which Vulkan's float transcendentals can move by a
- * bin, and its inputs are constants (folded) in the models that use it.
+ * quantization's rounding), the kernels take it exactly (docs/targets.md;
+ * nearest tf_crop_and_resize takes rk_resize's own indices, run here).
+ * MelWeightMatrix is not here: its band edges are floors of log10 and pow
+ * in double, which Vulkan's float transcendentals can move by a bin, and
+ * its inputs are constants (folded) in the models that use it.
  */
 #include <math.h>
 #include <string.h>
@@ -161,55 +161,26 @@ static const char *bits_lit(uint64_t u, int64_t esize) {
     }
 }
 
-enum { RZ_TAPS = 4, RZ_MAX_ENTRIES = 1 << 15, RZ_MAX_PROBE = 1 << 24 };
+enum { RZ_MAX_TABLE = 64 };
 
-/* Whether a Resize node's taps can be tables made by rlxc (resize.kl's
- * TABLE): they depend on no run-time value (sizes, whose scale is out / in,
- * or constant scales; a constant roi where tf_crop_and_resize reads it), and
- * the tables hold at most RZ_MAX_ENTRIES entries made with at most
- * RZ_MAX_PROBE tap evaluations per axis (rz_axis). */
+/* Whether a Resize node's nearest indices come from a table made by rlxc
+ * (resize.kl's TABLE): nearest tf_crop_and_resize, whose x_ori is a chain
+ * of double operations on the roi, with the scales (or sizes) and roi
+ * constant and at most RZ_MAX_TABLE output coordinates in all (lavapipe
+ * compiles a constant table indexed at run time slowly: 64 entries cost a
+ * second, 256 ten). */
 static int rz_table(const RlxGraph *g, int node) {
     const RlxNode *n = &g->n[node];
-    int nearest = !strcmp(rlx_attr_s(n, "mode", "nearest"), "nearest");
-    if (rlx_has_input(g, node, 2) && !rlx_is_const(g, n->in[2])) return 0;
-    if (!strcmp(rlx_attr_s(n, "coordinate_transformation_mode", "half_pixel"), "tf_crop_and_resize") &&
-        rlx_has_input(g, node, 1) && !rlx_is_const(g, n->in[1]))
+    if (strcmp(rlx_attr_s(n, "mode", "nearest"), "nearest") ||
+        strcmp(rlx_attr_s(n, "coordinate_transformation_mode", "half_pixel"), "tf_crop_and_resize"))
         return 0;
-    const RlxValue *x = &g->v[n->in[0]], *y = &g->v[n->out[0]];
+    if (rlx_has_input(g, node, 2) && !rlx_is_const(g, n->in[2])) return 0;
+    if (rlx_has_input(g, node, 1) && !rlx_is_const(g, n->in[1])) return 0;
+    const RlxValue *y = &g->v[n->out[0]];
     int64_t entries = 0;
-    for (int a = 0; a < x->rank; a++) {
-        if (!nearest && x->dims[a] * y->dims[a] > RZ_MAX_PROBE) return 0;
-        entries += y->dims[a] * (nearest ? 1 : RZ_TAPS);
-    }
-    return entries <= RZ_MAX_ENTRIES;
+    for (int a = 0; a < y->rank; a++) entries += y->dims[a];
+    return entries <= RZ_MAX_TABLE;
 }
-
-/* Why nearest taps can't be computed at run time exactly as the C kernel
- * does (NULL: they can): resize.kl decides them exactly from an f32 scale
- * (scales given) by its formulas, except tf_crop_and_resize's roi, and for
- * align_corners while k * in stays exact in float. */
-static const char *rz_runtime_nearest(const RlxGraph *g, int node) {
-    const RlxNode *n = &g->n[node];
-    const char *coord = rlx_attr_s(n, "coordinate_transformation_mode", "half_pixel");
-    if (!rlx_has_input(g, node, 2)) return " for nearest mode whose taps need tables over the size limit";
-    if (!strcmp(coord, "tf_crop_and_resize")) return " for nearest tf_crop_and_resize with a roi or scales read at run time";
-    const RlxValue *x = &g->v[n->in[0]];
-    if (!strcmp(coord, "align_corners"))
-        for (int a = 0; a < x->rank; a++)
-            if (x->dims[a] > 2048) return " for nearest align_corners with scales read at run time and an axis over 2048";
-    return NULL;
-}
-
-/* One axis of a tabled Resize: per output coordinate its taps (at most
- * RZ_TAPS; none: outside the crop). */
-typedef struct {
-    int64_t nout;
-    int ident;                     /* every coordinate its own tap, weight 1 */
-    int maxn;                      /* the most taps of a coordinate */
-    int *cnt;                      /* nout: taps of each coordinate */
-    int64_t *idx;                  /* nout * RZ_TAPS */
-    double *w;
-} RzAxis;
 
 /* rk_resize on a 1-D problem: the thunk's mode and attributes with the
  * given dtype, dims, roi (an f64 pair or NULL), scale or size; 0 on success. */
@@ -228,121 +199,64 @@ static int rz_run(const RlxThunk *t, int64_t dtype, int64_t nin, int64_t nout, c
     return rlx_kernels[RLX_K_resize].fn(&ctx, q.p, in, out);
 }
 
-/* Axis a's taps as the C kernel computes them: rk_resize itself, run on that
- * axis alone (its mode, scale or size and roi) with a NaN extrapolation
- * (which marks the coordinates outside the crop). Nearest: one run over the
- * ramp 0, 1, ..., whose outputs are the chosen indices; linear and cubic:
- * one run per one-hot input row, whose outputs are that row's weights (taps
- * that clamp to the same edge element arrive summed). 0 if the kernel
- * refuses the parameters. */
-static int rz_axis(const RlxGraph *g, const RlxThunk *t, int a, RzAxis *ax) {
+/* The nearest indices of axis a as the C kernel computes them: rk_resize
+ * itself, run on that axis alone (its mode, scale or size and roi) over
+ * the ramp 0, 1, ..., with a NaN extrapolation for the coordinates outside
+ * the crop (-1 in idx). 0 if the kernel refuses the parameters. */
+static int rz_axis(const RlxGraph *g, const RlxThunk *t, int a, int64_t *idx) {
     int64_t rank = PI("rank"), ind[RLX_MAX_RANK], outd[RLX_MAX_RANK];
     rlx_tk_get_a(t, "in_dims", ind);
     rlx_tk_get_a(t, "out_dims", outd);
     int64_t nin = ind[a], nout = outd[a], size = nout;
     double roi[2] = {0, 1};
     float scale = 0;
-    int crop = PI("coord_mode") == 5 && t->in[1].value >= 0;   /* the only mode that reads the roi */
-    if (crop) {
+    if (t->in[1].value >= 0) {
         roi[0] = rlx_weight_f64(&g->v[t->in[1].value], a);
         roi[1] = rlx_weight_f64(&g->v[t->in[1].value], rank + a);
     }
     if (t->in[2].value >= 0) scale = (float)rlx_weight_f64(&g->v[t->in[2].value], a);
-    const double *r = crop ? roi : NULL;
-    const float *sc = t->in[2].value >= 0 ? &scale : NULL;
-    const int64_t *sz = sc ? NULL : &size;
-    ax->nout = nout;
-    ax->cnt = rlx_alloc(sizeof(int) * (size_t)nout);
-    ax->idx = rlx_alloc(sizeof(int64_t) * (size_t)(nout * RZ_TAPS));
-    ax->w = rlx_alloc(sizeof(double) * (size_t)(nout * RZ_TAPS));
     double *x = rlx_alloc(sizeof(double) * (size_t)(nin ? nin : 1)), *y = rlx_alloc(sizeof(double) * (size_t)nout);
-    int nearest = PI("mode") == 0;
-    for (int64_t j = 0; j < (nearest ? 1 : nin); j++) {
-        if (nearest)
-            for (int64_t i = 0; i < nin; i++) x[i] = (double)i;
-        else {
-            if (j) x[j - 1] = 0;
-            x[j] = 1;
-        }
-        if (rz_run(t, RLX_F64, nin, nout, r, sc, sz, NAN, x, y)) return 0;
-        for (int64_t o = 0; o < nout; o++) {
-            if (y[o] != y[o]) ax->cnt[o] = -1;   /* outside (every run says so) */
-            if (ax->cnt[o] < 0 || (!nearest && y[o] == 0)) continue;
-            RLX_ASSERT(ax->cnt[o] < RZ_TAPS);
-            ax->idx[o * RZ_TAPS + ax->cnt[o]] = nearest ? (int64_t)y[o] : j;
-            ax->w[o * RZ_TAPS + ax->cnt[o]++] = nearest ? 1.0 : y[o];
-        }
-    }
-    ax->ident = nin == nout;
-    ax->maxn = 1;
-    for (int64_t o = 0; o < nout; o++) {
-        if (ax->cnt[o] < 0) {
-            ax->cnt[o] = 0;
-            ax->ident = 0;
-            continue;
-        }
-        if (!ax->cnt[o]) {   /* every weight 0 (exclude_outside far outside): a zero sum of element 0 */
-            ax->idx[o * RZ_TAPS] = 0;
-            ax->w[o * RZ_TAPS] = 0;
-            ax->cnt[o] = 1;
-        }
-        if (ax->cnt[o] > ax->maxn) ax->maxn = ax->cnt[o];
-        if (ax->cnt[o] != 1 || ax->idx[o * RZ_TAPS] != o || ax->w[o * RZ_TAPS] != 1) ax->ident = 0;
-    }
+    for (int64_t i = 0; i < nin; i++) x[i] = (double)i;
+    if (rz_run(t, RLX_F64, nin, nout, t->in[1].value >= 0 ? roi : NULL, t->in[2].value >= 0 ? &scale : NULL,
+               t->in[2].value >= 0 ? NULL : &size, NAN, x, y))
+        return 0;
+    for (int64_t o = 0; o < nout; o++) idx[o] = y[o] != y[o] ? -1 : (int64_t)y[o];
     return 1;
 }
 
-/* The tables of resize.kl's TABLE form: per axis that is resized, its
- * offsets (TOFF, NOFF; -1 elsewhere) and *nt taps per coordinate; returns
- * the most tap combinations of an element, 0 if the C kernel refuses the
- * parameters. */
-static int64_t rz_tables(const RlxGraph *g, const RlxThunk *t, RlxGpuLaunch *l, int *ntaps) {
+/* resize.kl's TABLE: per axis that is not the identity its offset in RZ_I
+ * (TOFF; -1 elsewhere); 0 if the C kernel refuses the parameters. */
+static int rz_tables(const RlxGraph *g, const RlxThunk *t, RlxGpuLaunch *l) {
     int rank = (int)PI("rank");
-    RzAxis ax[RLX_MAX_RANK];
-    int64_t toff[RLX_MAX_RANK], noff[RLX_MAX_RANK], nidx = 0, nn = 0, combos = 1;
-    int nt = 1;
+    int64_t ind[RLX_MAX_RANK], outd[RLX_MAX_RANK], toff[RLX_MAX_RANK], idx[RZ_MAX_TABLE], nidx = 0;
+    rlx_tk_get_a(t, "in_dims", ind);
+    rlx_tk_get_a(t, "out_dims", outd);
+    RlxBuf b = {0};
     for (int a = 0; a < rank; a++) {
-        if (!rz_axis(g, t, a, &ax[a])) return 0;
-        if (!ax[a].ident && ax[a].maxn > nt) nt = ax[a].maxn;
-    }
-    RlxBuf bi = {0}, bw = {0}, bn = {0};
-    for (int a = 0; a < rank; a++) {
-        toff[a] = noff[a] = -1;
-        if (ax[a].ident) continue;
-        toff[a] = nidx;
-        noff[a] = nn;
-        for (int64_t o = 0; o < ax[a].nout; o++) {
-            rlx_buf_printf(&bn, "%s%d", nn++ ? ", " : "", ax[a].cnt[o]);
-            for (int k = 0; k < nt; k++) {
-                int real = k < ax[a].cnt[o];
-                rlx_buf_printf(&bi, "%s%lld", nidx ? ", " : "", real ? (long long)ax[a].idx[o * RZ_TAPS + k] : 0LL);
-                rlx_buf_printf(&bw, "%s%s", nidx++ ? ", " : "", real ? flit(ax[a].w[o * RZ_TAPS + k]) : "0.0f");
-            }
-        }
-        combos *= ax[a].maxn;
+        RLX_ASSERT(outd[a] <= RZ_MAX_TABLE);
+        if (!rz_axis(g, t, a, idx)) return 0;
+        int ident = ind[a] == outd[a];
+        for (int64_t o = 0; o < outd[a]; o++) ident = ident && idx[o] == o;
+        toff[a] = ident ? -1 : nidx;
+        for (int64_t o = 0; o < outd[a] && !ident; o++)
+            rlx_buf_printf(&b, "%s%lld", nidx++ ? ", " : "", (long long)idx[o]);
     }
     rlx_gpu_array(l, "TOFF", toff, rank);
-    rlx_gpu_array(l, "NOFF", noff, rank);
-    rlx_gpu_const(l, "NT", nt);
-    *ntaps = nt;
     rlx_gpu_const(l, "RZ_I_N", nidx ? nidx : 1);
-    rlx_gpu_const(l, "RZ_N_N", nn ? nn : 1);
-    rlx_gpu_define(l, "RZ_I_V", nidx ? rlx_fmt("{%s}", bi.data) : "{0}");
-    rlx_gpu_define(l, "RZ_W_V", nidx ? rlx_fmt("{%s}", bw.data) : "{0.0f}");
-    rlx_gpu_define(l, "RZ_N_V", nn ? rlx_fmt("{%s}", bn.data) : "{0}");
-    return combos;
+    rlx_gpu_define(l, "RZ_I_V", nidx ? rlx_fmt("{%s}", b.data) : "{0}");
+    return 1;
 }
 
 /* resize.kl. Loop trips of one invocation, R = rank, C the most tap
- * combinations of an element (the product over axes of their most taps):
- *   TABLE:   R * (1 + NT)  the axes and their taps
- *   RUNTIME: R * (1 + 12)  the axes, three loops over at most 4 taps each
- *                          (nearest: four of at most 2 corrections)
- * then R (nearest) or C * (1 + 2R) (the combinations, each two loops over
- * the axes); RUNTIME has C = 2^R (linear) or 4^R (cubic). */
+ * combinations of an element (2^R linear, 4^R cubic):
+ *   TABLE:            2R (the axes, the offsets)
+ *   nearest:          R * (1 + 68) + R (per axis rz_rn's 6 corrections and
+ *                     two 31-step logarithms; the offsets)
+ *   linear and cubic: R * (1 + 12) + C * (1 + 2R) (per axis three loops
+ *                     over at most 4 taps; the combinations, two loops each). */
 static int l_resize(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
     int64_t dtype = PI("dtype"), rank = PI("rank"), mode = PI("mode"), esize = rlx_dtype_size((int)dtype);
-    int64_t ind[RLX_MAX_RANK], outd[RLX_MAX_RANK], istr[RLX_MAX_RANK], total = 1;
+    int64_t ind[RLX_MAX_RANK], outd[RLX_MAX_RANK], istr[RLX_MAX_RANK], total = 1, coord = PI("coord_mode");
     rlx_tk_get_a(t, "in_dims", ind);
     rlx_tk_get_a(t, "out_dims", outd);
     for (int64_t a = rank - 1, s = 1; a >= 0; a--) {
@@ -352,8 +266,7 @@ static int l_resize(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
     }
     int interp = mode != 0, table = rz_table(g, t->node);
     RlxGType gt = interp ? rlx_gtype_of((RlxDType)dtype) : rlx_gtype_bytes(esize);
-    if ((interp && gt != G_F32 && gt != G_F16 && gt != G_BF16) || (!table && !interp && rz_runtime_nearest(g, t->node)))
-        return 0;
+    if ((interp && gt != G_F32 && gt != G_F16 && gt != G_BF16) || (!interp && coord == 5 && !table)) return 0;
     /* the extrapolation value in the output's dtype, as the C kernel stores
      * it: its own output for a 1-D crop far outside the input */
     uint64_t bits = 0;
@@ -365,23 +278,18 @@ static int l_resize(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
     if (rz_run(&q, dtype, two, one, roi, NULL, &one, PF("extrapolation"), x, &bits)) return 0;
     l->tmpl = "resize";
     rlx_gpu_op(l, t->in[0], gt, 0);
-    int64_t combos = 1;
-    int ntaps = mode == 2 ? 4 : 2;
-    /* the run-time inputs the kernel reads: scales or sizes to check (and
-     * use, without tables), the roi without tables */
-    int scales = t->in[2].value >= 0 && (!table || !rlx_is_const(g, t->in[2].value));
-    int sizes = t->in[3].value >= 0 && (!table || !rlx_is_const(g, t->in[3].value));
-    if (!table && t->in[1].value >= 0) op_load(l, "LROI", t->in[1], rlx_gtype_of((RlxDType)PI("roi_dtype")));
+    /* what the kernel reads at run time: scales (the scale, checked) or
+     * sizes (checked), the roi; nothing with a table, which holds them */
+    int scales = !table && t->in[2].value >= 0;
+    int sizes = !table && t->in[3].value >= 0 && !rlx_is_const(g, t->in[3].value);
+    int roi_in = !table && t->in[1].value >= 0 && coord == 5;
+    if (roi_in) op_load(l, "LROI", t->in[1], rlx_gtype_of((RlxDType)PI("roi_dtype")));
     if (scales) op_load(l, "LSCALE", t->in[2], G_F32);
     if (sizes) {
         rlx_gpu_define(l, "SIZE(k)", rlx_fmt("rs_idx64(X%d(k))", l->nops));
         rlx_gpu_op(l, t->in[3], G_X64, 0);
     }
-    if (table) {
-        if (!(combos = rz_tables(g, t, l, &ntaps))) return 0;
-    } else {
-        for (int a = 0; a < rank; a++) combos *= ntaps;
-    }
+    if (table && !rz_tables(g, t, l)) return 0;
     int yop = l->nops;
     if (interp) {
         op_store(l, "SY", t->out[0], gt);
@@ -395,33 +303,47 @@ static int l_resize(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
         rlx_gpu_define(l, "MOVE(k, j)", rlx_fmt("X%d(k) = X0(j)", yop));
     }
     if (scales || sizes) op_status(l);
-    if (scales) rlx_gpu_const(l, "RLX_NEED_INT64", 1);   /* rz_cmp's exact decisions */
-    rlx_gpu_const(l, "HAS_ROI", !table && t->in[1].value >= 0);
+    if (scales || (!interp && !table)) rlx_gpu_const(l, "RLX_NEED_INT64", 1);   /* rz_cmp, rz_rn */
+    /* sizes: the double scale out / in as the C kernel has it, whether
+     * ow = scale * in is past or at 1, and the divisor of nearest's x_ori
+     * (the scale; align_corners: ow - 1) as a 53-bit mantissa, in two
+     * parts, and the shift that makes 2 x_ori = num 2^MDSH / mantissa */
+    int64_t gt1[RLX_MAX_RANK], eq1[RLX_MAX_RANK], mdhi[RLX_MAX_RANK], mdlo[RLX_MAX_RANK], mdsh[RLX_MAX_RANK];
+    for (int a = 0; a < rank; a++) {
+        double sd = ind[a] ? (double)outd[a] / (double)ind[a] : 1.0, ow = sd * (double)ind[a];
+        double d = coord == 2 ? ow - 1 : sd;
+        gt1[a] = ow > 1;
+        eq1[a] = ow == 1;
+        int e = 0;
+        double f = d > 0 ? frexp(d, &e) : 0.5;
+        uint64_t m = (uint64_t)ldexp(f, 53);
+        mdhi[a] = (int64_t)(m >> 31);
+        mdlo[a] = (int64_t)(m & 0x7fffffffu);
+        mdsh[a] = 53 - e;
+    }
+    rlx_gpu_array(l, "OWGT1", gt1, (int)rank);
+    rlx_gpu_array(l, "OWEQ1", eq1, (int)rank);
+    rlx_gpu_array(l, "MDHI", mdhi, (int)rank);
+    rlx_gpu_array(l, "MDLO", mdlo, (int)rank);
+    rlx_gpu_array(l, "MDSH", mdsh, (int)rank);
+    rlx_gpu_const(l, "HAS_ROI", roi_in);
     rlx_gpu_const(l, "HAS_SCALES", scales);
     rlx_gpu_const(l, "HAS_SIZES", sizes);
     rlx_gpu_const(l, "RANK", rank);
     rlx_gpu_const(l, "NEAREST", !interp);
-    rlx_gpu_const(l, "RUNTIME", !table);
+    rlx_gpu_const(l, "TABLE", table);
     rlx_gpu_const(l, "MODE", mode);
-    rlx_gpu_const(l, "COORD", PI("coord_mode"));
+    rlx_gpu_const(l, "COORD", coord);
     rlx_gpu_const(l, "NMODE", PI("nearest_mode"));
     rlx_gpu_const(l, "EXCLUDE", PI("exclude_outside") != 0);
     rlx_gpu_define(l, "CUBIC_A", flit(PF("cubic_a")));
-    /* sizes: whether ow = (out / in) * in, in double as the C kernel has it, is past or at 1 */
-    int64_t gt1[RLX_MAX_RANK], eq1[RLX_MAX_RANK];
-    for (int a = 0; a < rank; a++) {
-        double ow = (ind[a] ? (double)outd[a] / (double)ind[a] : 1.0) * (double)ind[a];
-        gt1[a] = ow > 1;
-        eq1[a] = ow == 1;
-    }
-    rlx_gpu_array(l, "OWGT1", gt1, (int)rank);
-    rlx_gpu_array(l, "OWEQ1", eq1, (int)rank);
     rlx_gpu_array(l, "IDIMS", ind, (int)rank);
     rlx_gpu_array(l, "ODIMS", outd, (int)rank);
     rlx_gpu_array(l, "ISTR", istr, (int)rank);
     rlx_gpu_grid_1d(l, total, 128, lim);
-    uint64_t taps = (uint64_t)rank * (table ? (uint64_t)(1 + ntaps) : 13u);
-    l->trips = taps + (interp ? (uint64_t)combos * (uint64_t)(1 + 2 * rank) : (uint64_t)rank);
+    uint64_t combos = 1, r = (uint64_t)rank;
+    for (int a = 0; a < rank; a++) combos *= mode == 2 ? 4 : 2;
+    l->trips = table ? 2 * r : !interp ? r * 69 + r : r * 13 + combos * (1 + 2 * r);
     return 1;
 }
 
@@ -802,9 +724,15 @@ const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node) {
     case RLX_OP_RESIZE: {
         RlxDType dt = g->v[n->in[0]].dtype;
         const char *mode = rlx_attr_s(n, "mode", "nearest");
-        if (strcmp(mode, "nearest") && dt != RLX_F32 && dt != RLX_F16 && dt != RLX_BF16)
-            return rlx_fmt(" for %s mode on dtype %s (float types only)", mode, rlx_dtype_name(dt));
-        return strcmp(mode, "nearest") || rz_table(g, node) ? NULL : rz_runtime_nearest(g, node);
+        if (strcmp(mode, "nearest"))
+            return dt == RLX_F32 || dt == RLX_F16 || dt == RLX_BF16
+                       ? NULL
+                       : rlx_fmt(" for %s mode on dtype %s (float types only)", mode, rlx_dtype_name(dt));
+        if (!strcmp(rlx_attr_s(n, "coordinate_transformation_mode", "half_pixel"), "tf_crop_and_resize") &&
+            !rz_table(g, node))
+            return rlx_fmt(" for nearest tf_crop_and_resize unless its roi and scales are constants and its output "
+                           "has at most %d coordinates in all", RZ_MAX_TABLE);
+        return NULL;
     }
     case RLX_OP_DFT: case RLX_OP_STFT: {
         /* rs_cos2pi's integers: n < 2^27 points; an output axis holds at least n / 2 of its bins */

@@ -162,13 +162,38 @@ def resize_linear_runtime_scales(m, r):
     resize_out(m, "y", x, (2, 3, 6, 24))
 
 
-def resize_cubic_tables_exclude(m, r):
+def resize_cubic_constant_scales_exclude(m, r):
     x = m.inp("x", randn(r, 1, 2, 8, 5))
     m.weight("s", np.array([1, 1, 1.6, 0.8], F32))
     for k, coord in enumerate(["half_pixel", "align_corners", "asymmetric"]):
         m.node("Resize", ["x", "", "s"], "y%d" % k, mode="cubic", coordinate_transformation_mode=coord,
                cubic_coeff_a=-0.5, exclude_outside=k != 1)
         resize_out(m, "y%d" % k, x, (1, 2, 12, 4))
+
+
+# (axis length, size) pairs per (coordinate mode, nearest mode) where the C
+# kernel's double arithmetic (its scale out / in rounded) picks other
+# elements than exact arithmetic would (found by comparing the kernel's
+# formulas in Python floats with fractions)
+DOUBLE_SIZES = [[[(60, 65), (56, 68)], [(60, 66), (72, 44)], [(54, 66), (40, 88)], [(77, 21), (66, 18)]],
+                [[(60, 65), (56, 68)], [(60, 66), (72, 44)], [(54, 66), (40, 88)], [(77, 21), (66, 18)]],
+                [[(70, 47), (46, 61)], [(11, 61), (19, 61)], [(29, 15), (25, 109)], [(77, 39), (55, 28)]],
+                [[(77, 42), (66, 36)], [(75, 42), (36, 88)], [(70, 45), (49, 63)], [(35, 85), (78, 45)]],
+                [[(77, 21), (66, 18)], [(54, 66), (40, 88)], [(60, 66), (72, 44)], [(60, 65), (56, 68)]]]
+
+
+def resize_nearest_sizes_double(m, r):
+    # nearest from sizes on axes where only the C kernel's own double
+    # rounding gives its elements, every coordinate x nearest mode; a ramp
+    for c, coord in enumerate(COORDS):
+        for k, nm in enumerate(NEAREST):
+            (n0, o0), (n1, o1) = DOUBLE_SIZES[c][k]
+            name = "%d%d" % (c, k)
+            x = m.inp("x" + name, np.arange(n0 * n1, dtype=F32).reshape(n0, n1))
+            m.ints("sz" + name, [o0, o1])
+            m.node("Resize", ["x" + name, "", "", "sz" + name], "y" + name, mode="nearest",
+                   coordinate_transformation_mode=coord, nearest_mode=nm)
+            resize_out(m, "y" + name, x, (o0, o1))
 
 
 def resize_cubic_runtime_scales_pytorch(m, r):
@@ -507,7 +532,8 @@ def det_batched(m, r):
 CASES = [lstm_bidir_lens_peepholes, lstm_batch_first_forget_clip, gru_reverse_wide, gru_bidir_linear_before_reset,
          gru_no_bias_no_state, rnn_batch_first_bidir, rnn_affine_scaledtanh_clip, resize_nearest_runtime_scales,
          resize_nearest_sizes_u8, resize_nearest_i64_runtime_sizes, resize_nearest_crop_bool,
-         resize_linear_runtime_scales, resize_cubic_tables_exclude, resize_cubic_runtime_scales_pytorch,
+         resize_linear_runtime_scales, resize_cubic_constant_scales_exclude, resize_cubic_runtime_scales_pytorch,
+         resize_nearest_sizes_double,
          resize_crop_runtime_roi, resize_linear_f16_sizes, conv3d_grouped_strided, convtranspose_2d_grouped,
          convtranspose_1d_and_3d, gridsample_modes, gridsample_nearest_ties, gridsample_f16,
          einsum_float_three_operands, einsum_ints, quantize_ties_and_edges, dequantize_per_axis,
