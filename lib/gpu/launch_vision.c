@@ -32,6 +32,7 @@
 #define PF(name) rlx_tk_get_f(t, name)
 
 static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static int is_f32_like(RlxGType t) { return t == G_F32 || t == G_F16 || t == G_BF16; }
 
 /* a float constant as source text (NaN and infinities by their bits) */
 static const char *flit(double v) {
@@ -81,7 +82,8 @@ static void float_table(RlxGpuLaunch *l, const char *name, const double *v, int 
  * + RB                          the final state. */
 static int l_rnn(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
     (void)g;
-    if (PI("dtype") != RLX_F32) return 0;
+    RlxGType xg = rlx_gtype_of((RlxDType)PI("x_dtype")), yg = rlx_gtype_of((RlxDType)PI("y_dtype"));
+    if (PI("dtype") != RLX_F32 || !is_f32_like(xg) || !is_f32_like(yg)) return 0;
     int64_t cell = PI("cell"), seq = PI("seq"), batch = PI("batch"), input = PI("input"), hid = PI("hidden");
     int64_t dirs = PI("direction") == 2 ? 2 : 1, gates = cell == 0 ? 1 : cell == 1 ? 3 : 4;
     int lbr = cell == 1 && PI("linear_before_reset");
@@ -90,7 +92,7 @@ static int l_rnn(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *li
     if (L > most) L = most;
     if (L < 32) L = 32;
     l->tmpl = "rnn";
-    op_load(l, "LXS", t->in[0], G_F32);
+    op_load(l, "LXS", t->in[0], xg);
     op_load(l, "LW", t->in[1], G_F32);
     op_load(l, "LR", t->in[2], G_F32);
     if (PI("has_b")) op_load(l, "LB", t->in[3], G_F32);
@@ -102,7 +104,10 @@ static int l_rnn(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *li
     if (PI("has_h0")) op_load(l, "LH0", t->in[5], G_F32);
     if (cell == 2 && PI("has_c0")) op_load(l, "LC0", t->in[6], G_F32);
     if (cell == 2 && PI("has_p")) op_load(l, "LP", t->in[7], G_F32);
-    op_store(l, "SY", t->out[0], G_F32);
+    /* Y stored in half (--precision): the state is Y's stored value, read back (LYROW) */
+    rlx_gpu_define(l, "LYROW(k)", rlx_fmt("L%d(k)", l->nops));
+    rlx_gpu_const(l, "Y_HALF", yg != G_F32);
+    op_store(l, "SY", t->out[0], yg);
     op_store(l, "SYH", t->out[1], G_F32);
     if (cell == 2) op_store(l, "SYC", t->out[2], G_F32);
     if (PI("has_seq_lens")) op_status(l);
@@ -382,8 +387,6 @@ static int l_conv_nd(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits
 }
 
 /* ---- GridSample, RoiAlign ---- */
-
-static int is_f32_like(RlxGType t) { return t == G_F32 || t == G_F16 || t == G_BF16; }
 
 /* gridsample.kl. Loop trips of one invocation, T taps per axis (2 bilinear,
  * 1 nearest, 4 bicubic): 2 * (1 + T) for the two axes' taps, T * (1 + T)

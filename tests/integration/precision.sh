@@ -12,7 +12,8 @@
 #   with --weights int8, against PyTorch's outputs (tests/zoo): cosine and
 #   the largest error within the bounds docs/precision.md states, the arena
 #   at most 0.6x the f32 one, the int8 weights file at most 0.3x; the CNN on
-#   spirv (lavapipe, validation layer on, any message fails) likewise.
+#   spirv (lavapipe, validation layer on, any message fails) likewise, and
+#   the LSTM on spirv under f16 and bf16 against the C target's same build.
 # - Determinism (the same bytes twice), warning-free C from gcc and clang.
 # - Bad values and targets that cannot: one line, exit 1, no files.
 source "$(dirname "$0")/../tools/testlib.sh"
@@ -121,6 +122,24 @@ if [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || ls /usr/share/vulkan/ic
     else
         fail "spirv cnn under --precision auto builds and runs clean" "$(cat "$d/err" "$d/run.err" 2>/dev/null | head -3)"
     fi
+    # the LSTM's X and Y in half storage: rnn.kl converts them, and its state
+    # is Y's row as stored, as rk_rnn's; against the C target's build of the
+    # same precision (the same storage: the halves agree within 1e-3)
+    for p in f16 bf16; do
+        ok=1
+        for t in c spirv; do
+            "$RLXC" $ZOO/lstm/model.onnx --target $t --precision $p --build -o "$d/lstm_${t}_$p" >/dev/null 2>"$d/err" &&
+                VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation RLX_VK_DEBUG=1 "$d/lstm_${t}_$p" -i $ZOO/lstm/in_0.npy \
+                    -o "$d/lstm_${t}_$p.npy" >/dev/null 2>"$d/run.err" && [ ! -s "$d/run.err" ] || ok=0
+        done
+        if [ $ok = 0 ]; then
+            fail "spirv lstm under --precision $p builds and runs clean" "$(cat "$d/err" "$d/run.err" 2>/dev/null | head -3)"
+        elif r=$(compare "$d/lstm_spirv_$p.npy" "$d/lstm_c_$p.npy" 0.99999 0.001); then
+            pass "spirv lstm under --precision $p against the C target's: $r"
+        else
+            fail "spirv lstm under --precision $p against the C target's" "$r"
+        fi
+    done
 else
     skip "spirv under --precision auto" "no lavapipe"
 fi
