@@ -528,6 +528,10 @@ static void acc_type(RlxGpuLaunch *l, RlxGType gt) {
     }
 }
 
+/* reduce.kl: the reduced length from which a workgroup takes each output
+ * element (at least 8 elements per invocation) */
+enum { RED_WG_MIN = 1024 };
+
 static int l_reduce(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
     int rank = (int)PI("rank");
     int64_t dims[RLX_MAX_RANK], mask[RLX_MAX_RANK], st[RLX_MAX_RANK];
@@ -561,8 +565,21 @@ static int l_reduce(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
     rlx_gpu_array(l, "KSTR", ks, nk);
     rlx_gpu_array(l, "RDIMS", rd, nr);
     rlx_gpu_array(l, "RSTR", rs, nr);
-    rlx_gpu_grid_1d(l, nout, 128, lim);
-    l->trips = 2 * (uint64_t)nred * (uint64_t)(nr + 1) + (uint64_t)nk;
+    /* long reductions: a workgroup per output element (reduce.kl's WG);
+     * below RED_WG_MIN the serial loop stays under 2 * RED_WG_MIN * (1 +
+     * RLX_MAX_RANK) trips, well inside lavapipe's 65535 */
+    int wg = nred >= RED_WG_MIN;
+    rlx_gpu_const(l, "WG", wg);
+    if (wg) {
+        grid_rows(l, nout, lim);
+        rlx_gpu_const(l, "N", nout);
+        /* red_base, then up to three strided passes (each element's red_off) and their trees */
+        l->shared_bytes = 128 * (rlx_gtype_size(gt) > 4 ? 8 : 4) + 128 * 4;
+        l->trips = (uint64_t)nk + 3 * (ceil_div((uint64_t)nred, 128) * (uint64_t)(nr + 1) + 7);
+    } else {
+        rlx_gpu_grid_1d(l, nout, 128, lim);
+        l->trips = 2 * (uint64_t)nred * (uint64_t)(nr + 1) + (uint64_t)nk;
+    }
     return 1;
 }
 

@@ -184,6 +184,46 @@ def reduce_sum_int(m, r):
     m.node("ReduceSum", ["x", "axes"], "y", keepdims=0)
 
 
+# Long reductions (reduce.kl's workgroup form, from 1024 reduced elements):
+# each would run past lavapipe's 65535 loop trips in one invocation per
+# output element, which the host refuses.
+
+def reduce_sum_long_all(m, r):
+    # 6480 elements over six axes, as ONNX's test_nllloss_NCd1d2d3d4d5_mean_weight_expanded
+    x = m.inp("x", randn(r, 2, 3, 4, 5, 6, 9))
+    m.out("y", np.array(x.sum(), F32))
+    m.node("ReduceSum", ["x"], "y", keepdims=0)
+
+
+def reduce_logsumexp_long_strided(m, r):
+    # a reduced middle axis (stride 2) of 20000, six outputs; one NaN row, one -inf row
+    x = randn(r, 3, 20000, 2) * 4
+    x[1, 777, 0] = np.nan
+    x[2, :, 1] = -np.inf
+    x = m.inp("x", x)
+    m.ints("axes", [1])
+    m.out("y", np.zeros((3, 1, 2), F32))
+    m.node("ReduceLogSumExp", ["x", "axes"], "y")
+
+
+def reduce_max_prod_int_long(m, r):
+    x = m.inp("x", r.integers(-2 ** 31, 2 ** 31 - 1, (2, 40000)).astype(I32) | 1)   # odd: the product stays nonzero
+    m.ints("axes", [1])
+    m.out("mx", np.zeros((2,), I32))
+    m.out("mn", np.zeros((2,), I32))
+    m.out("pr", np.zeros((2,), I32))
+    m.node("ReduceMax", ["x", "axes"], "mx", keepdims=0)
+    m.node("ReduceMin", ["x", "axes"], "mn", keepdims=0)
+    m.node("ReduceProd", ["x", "axes"], "pr", keepdims=0)
+
+
+def reduce_l2_f64_long(m, r):
+    x = m.inp("x", r.standard_normal((2, 40000)))
+    m.ints("axes", [1])
+    m.out("y", np.zeros((2, 1), np.float64))
+    m.node("ReduceL2", ["x", "axes"], "y")
+
+
 def argmax_ties(m, r):
     x = m.inp("x", r.integers(0, 3, (5, 8)).astype(F32))
     m.out("y", np.argmax(x, axis=1).reshape(5, 1).astype(I64))
@@ -206,7 +246,8 @@ def avgpool_count_pad(m, r):
 CASES = [transpose_odd, slice_negative_steps, expand_broadcast, concat_split_i64, gather_negative, pad_reflect,
          big_grid_add, region_mixed_types, matmul_batched_broadcast, gemm_trans_bias, gemv_row,
          conv_strided_dilated_grouped, conv_depthwise_relu, softmax_long_rows, logsoftmax_middle, layernorm_wide,
-         reduce_mean_axes, reduce_sum_int, argmax_ties, maxpool_pads_indices, avgpool_count_pad]
+         reduce_mean_axes, reduce_sum_int, reduce_sum_long_all, reduce_logsumexp_long_strided,
+         reduce_max_prod_int_long, reduce_l2_f64_long, argmax_ties, maxpool_pads_indices, avgpool_count_pad]
 
 for fam in ("index", "vision"):
     try:
