@@ -6,9 +6,11 @@
 # the kernel tests against those instruction-set variants of librlxrt.a, on
 # CPUs that have them),
 # tests/malformed/run.sh, tests/e2e/run.sh,
-# tests/conformance/run.sh, tests/zoo/run.sh, tests/conformance/run_gpu.sh
-# (the node tests on the spirv target), tests/cross/run.sh (AArch64 under
-# qemu), tests/cortexm/run.sh (Cortex-M4F builds, run under qemu), then each
+# tests/conformance/run.sh, tests/zoo/run.sh, tests/gpu/run.sh (the spirv
+# target against the C target: per-kernel cases and the zoo, which
+# tests/zoo/run.sh exported), tests/conformance/run_gpu.sh (the node tests
+# on the spirv target), tests/cross/run.sh (AArch64 under qemu),
+# tests/cortexm/run.sh (Cortex-M4F builds, run under qemu), then each
 # tests/integration/*.sh.
 # Each is printed under a header, its output streamed and kept, and its
 # closing line read: Criterion's "[====] Synthesis: Tested: N | Passing: N |
@@ -119,7 +121,7 @@ done
 
 # 2. Scripted suites; each must exist.
 for script in tests/malformed/run.sh tests/malformed_onnx/run.sh tests/e2e/run.sh tests/conformance/run.sh tests/zoo/run.sh \
-    tests/conformance/run_gpu.sh tests/cross/run.sh tests/cortexm/run.sh tests/integration/*.sh; do
+    tests/gpu/run.sh tests/conformance/run_gpu.sh tests/cross/run.sh tests/cortexm/run.sh tests/integration/*.sh; do
     kind=plain
     case $script in tests/conformance/run*.sh) kind=floor ;; esac
     if [ -f "$script" ]; then run_suite "${script#tests/}" $kind bash "$script"
