@@ -601,7 +601,10 @@ static int l_argminmax(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimi
 
 static int l_pool(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
     RlxGType gt = dtype_gt(g, t->in[0]);
-    if (!is_float_gt(gt)) return 0;
+    /* i8 and u8 max pooling compares in float (exact for them); a window of
+     * padding only gives the dtype's lowest value, as rk_conv's store_lowest */
+    int small_int = (gt == G_I8 || gt == G_U8) && PI("op") == 0;
+    if (!is_float_gt(gt) && !small_int) return 0;
     int64_t in[RLX_MAX_RANK], out[RLX_MAX_RANK], k[RLX_MAX_RANK], s[RLX_MAX_RANK], d[RLX_MAX_RANK], pb[RLX_MAX_RANK],
         pe[RLX_MAX_RANK];
     rlx_tk_get_a(t, "in_dims", in);
@@ -619,6 +622,9 @@ static int l_pool(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *l
         rlx_gpu_op(l, t->out[1], G_X64, 1);
         rlx_gpu_define(l, "SIDX(k, lo, hi)", "X2(k) = RLX_X64(lo, hi)");
     }
+    rlx_gpu_define(l, "VAL(k)", small_int ? "float(L0(k))" : "L0(k)");
+    rlx_gpu_define(l, "OUTV(v)", gt == G_I8 ? "int(v)" : gt == G_U8 ? "uint(v)" : "(v)");
+    rlx_gpu_define(l, "LOWEST", gt == G_I8 ? "(-128.0f)" : gt == G_U8 ? "0.0f" : "RLX_FBITS(0xff800000u)");
     rlx_gpu_const(l, "OP", PI("op"));
     rlx_gpu_const(l, "HAS_IDX", has_idx);
     rlx_gpu_const(l, "STORAGE_ORDER", PI("storage_order") != 0);

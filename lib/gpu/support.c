@@ -47,7 +47,7 @@ const RlxOpSupport rlx_gpu_support[] = {
     {RLX_OP_MATMUL,           RLX_DT_F32},
     {RLX_OP_GEMM,             RLX_DT_F32},
     {RLX_OP_CONV,             RLX_DT_F32},
-    {RLX_OP_MAXPOOL,          RLX_DT_FLOATS},
+    {RLX_OP_MAXPOOL,          RLX_DT_FLOATS | RLX_DT(I8) | RLX_DT(U8)},
     {RLX_OP_AVERAGEPOOL,      RLX_DT_FLOATS},
     {RLX_OP_GLOBALAVERAGEPOOL, RLX_DT_FLOATS},
     {RLX_OP_BATCHNORM,        RLX_DT_F32},

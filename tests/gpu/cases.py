@@ -237,6 +237,17 @@ def maxpool_pads_indices(m, r):
     m.node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
 
 
+def maxpool_i8_u8(m, r):
+    # 8-bit max pooling compares in float; ties (few values) take the first
+    a = m.inp("a", r.integers(-128, 128, (1, 2, 7, 9)).astype(np.int8))
+    b = m.inp("b", r.integers(0, 4, (2, 1, 6, 5)).astype(np.uint8))
+    m.out("ya", np.zeros((1, 2, 4, 5), np.int8))
+    m.out("ia", np.zeros((1, 2, 4, 5), I64))
+    m.out("yb", np.zeros((2, 1, 3, 3), np.uint8))
+    m.node("MaxPool", ["a"], ["ya", "ia"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    m.node("MaxPool", ["b"], "yb", kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1], dilations=[1, 1])
+
+
 def avgpool_count_pad(m, r):
     x = m.inp("x", randn(r, 1, 3, 6, 6))
     m.out("y", np.zeros((1, 3, 3, 3), F32))
@@ -247,7 +258,8 @@ CASES = [transpose_odd, slice_negative_steps, expand_broadcast, concat_split_i64
          big_grid_add, region_mixed_types, matmul_batched_broadcast, gemm_trans_bias, gemv_row,
          conv_strided_dilated_grouped, conv_depthwise_relu, softmax_long_rows, logsoftmax_middle, layernorm_wide,
          reduce_mean_axes, reduce_sum_int, reduce_sum_long_all, reduce_logsumexp_long_strided,
-         reduce_max_prod_int_long, reduce_l2_f64_long, argmax_ties, maxpool_pads_indices, avgpool_count_pad]
+         reduce_max_prod_int_long, reduce_l2_f64_long, argmax_ties, maxpool_pads_indices, maxpool_i8_u8,
+         avgpool_count_pad]
 
 for fam in ("index", "vision"):
     try:
