@@ -16,7 +16,10 @@
 #      example: TARGET against the C target's default build, and against
 #      PyTorch;
 #   4. a model whose kernel would run past lavapipe's loop limit is refused
-#      by the host (RLX_E_DEV_LOOPS) rather than run with its loops cut short.
+#      by the host (RLX_E_DEV_LOOPS) rather than run with its loops cut short;
+#   5. rlxc refuses, in one line naming the file (and the node) with exit
+#      status 1 and no output file, an op the C target has and TARGET lacks
+#      (GridSample of f64) and a malformed model.
 # One line per check, then `N passed, N failed`; exit 1 if anything failed.
 # The ONNX node tests for TARGET are tests/conformance/run_gpu.sh.
 source "$(dirname "$0")/../tools/testlib.sh"
@@ -140,4 +143,31 @@ if out=$("$RLXC" "$d/model.rlxg" --target "$T" --build -o "$d/model" 2>&1); then
 else
     fail "$T: the loop-limit model builds" "$(head -n 1 <<<"$out")"
 fi
+
+# 5: refusals by rlxc. refused NAME MODEL PATTERN: exit 1, one line on stderr
+# matching PATTERN, nothing written in the output's (existing, empty) directory.
+refused() {
+    local out rc
+    mkdir -p "$d/$1"
+    out=$("$RLXC" "$2" --target "$T" --build -o "$d/$1/model" 2>&1 >/dev/null)
+    rc=$?
+    if [ $rc -eq 1 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -qE -- "$3" <<<"$out" && [ -z "$(ls -A "$d/$1")" ]; then
+        pass "$T: $1 is refused in one line ($out)"
+    else
+        fail "$T: $1 is refused in one line, exit 1, no output" "exit $rc: $out"
+    fi
+}
+d=$TMP/refused
+mkdir -p "$d"
+cat >"$d/gs64.rlxg" <<'JSON'
+{"rlxg": 1, "name": "gs64",
+ "inputs": [{"name": "x", "dtype": "f64", "shape": [1, 1, 2, 2]}, {"name": "grid", "dtype": "f64", "shape": [1, 2, 2, 2]}],
+ "outputs": [{"name": "y"}],
+ "nodes": [{"name": "gs", "op": "GridSample", "inputs": ["x", "grid"], "outputs": ["y"]}]}
+JSON
+if "$RLXC" "$d/gs64.rlxg" -o "$d/gs64_c.c" >/dev/null 2>&1; then pass "c: GridSample of f64 compiles (the control)"
+else fail "c: GridSample of f64 compiles (the control)" "$("$RLXC" "$d/gs64.rlxg" -o "$d/gs64_c.c" 2>&1)"; fi
+refused gs64 "$d/gs64.rlxg" "^$d/gs64.rlxg: node 'gs' \(GridSample\): not supported by target '$T'"
+head -c 150 "$d/gs64.rlxg" >"$d/truncated.rlxg"
+refused truncated "$d/truncated.rlxg" "^$d/truncated.rlxg: "
 finish
