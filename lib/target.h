@@ -84,6 +84,12 @@ typedef struct {
 
 enum { RLX_MAX_OUT_FILES = 8 };
 
+/* The options of one target's own flags (rlxc --help). */
+typedef struct {
+    int cuda_arch;               /* --cuda-arch sm_XX: XX (0: the target's default) */
+    int cuda_cubin;              /* --cuda-cubin: also embed a cubin for that architecture */
+} RlxTargetOptions;
+
 /* What the printer gets; it fills files[] and *nfiles. */
 typedef struct {
     const RlxGraph *g;
@@ -99,6 +105,7 @@ typedef struct {
     void *selected;              /* what the target's select returned */
     int embed_weights;           /* --embed-weights: the weights as a source file the program links */
     int dump_values;             /* --dump-values (rlxc check): every value passed to rlx_dump_value */
+    const RlxTargetOptions *topt;   /* may be NULL */
 } RlxEmitJob;
 
 typedef struct RlxTarget {

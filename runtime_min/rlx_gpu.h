@@ -82,6 +82,13 @@ typedef struct {
      * stores its RLX_E_* there. The host zeroes it before each run and
      * returns it from NAME_run when a kernel set it. */
     uint64_t status_offset;
+    /* CUDA: the compute capability the PTX is for (80: compute_80), and
+     * optionally a cubin of the same module for sm_<arch> (binary NULL:
+     * none). Every kernel's code is then the module's PTX text, the same
+     * pointer (one module, loaded once). Unused by the other hosts. */
+    uint32_t arch;
+    const void *binary;
+    size_t binary_bytes;
 } rlx_gpu_schedule;
 
 /* What a device offers, in the schedule's terms; each host fills one from
@@ -119,6 +126,18 @@ int rlx_vk_load_weights_buffer(rlx_model *m, const void *buf, size_t len);
 int rlx_vk_run(rlx_model *m, const void *const *inputs, void *const *outputs);
 void rlx_vk_model_free(rlx_model *m);
 const char *rlx_vk_device_name(const rlx_model *m);   /* for --bench */
+
+/* The CUDA host (rlx_cuda.c): the same five functions over the CUDA driver
+ * API, and the stream NAME_run works on. rlx_cuda_set_stream(m, s) makes
+ * every later run go on the caller's CUstream s (NULL: the host's own);
+ * a run still waits for its outputs before it returns. */
+int rlx_cuda_model_new(const rlx_gpu_schedule *s, rlx_model **out);
+int rlx_cuda_load_weights(rlx_model *m, const char *path);
+int rlx_cuda_load_weights_buffer(rlx_model *m, const void *buf, size_t len);
+int rlx_cuda_run(rlx_model *m, const void *const *inputs, void *const *outputs);
+void rlx_cuda_model_free(rlx_model *m);
+int rlx_cuda_set_stream(rlx_model *m, void *stream);
+const char *rlx_cuda_device_name(const rlx_model *m);   /* for --bench */
 
 #ifdef __cplusplus
 }

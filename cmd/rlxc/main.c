@@ -56,6 +56,11 @@ static const char usage_text[] =
     "                   Slice's starts, which a static-shape compiler needs); repeatable\n"
     "  -d LETTERS       dump the IR as .rlxg JSON to stderr after passes: r read, i infer,\n"
     "                   l legalize, d dead-code removal, f fusion\n"
+    "  --cuda-arch sm_XX\n"
+    "                   --target cuda: the GPU architecture of the embedded PTX (default sm_80, which\n"
+    "                   sm_86, sm_89, sm_90 and later parts compile when they load it)\n"
+    "  --cuda-cubin     --target cuda: also embed a cubin for that architecture (no compile at load\n"
+    "                   time on it; other parts use the PTX)\n"
     "  --threads N      the model's default thread count (the built program's --threads\n"
     "                   and rlx_model_set_threads change it at run time; default 1)\n"
     "  --report PREFIX  write the memory plan as PREFIX.txt (buffers, offsets, lifetimes,\n"
@@ -114,6 +119,8 @@ typedef struct {
     int64_t *dim_values;
     int nfreeze;                 /* --freeze NAME=FILE.npy bindings */
     const char **freeze_names, **freeze_paths;
+    RlxTargetOptions topt;       /* --cuda-arch, --cuda-cubin */
+    const char *target_flag;     /* the first target-specific flag given, for the check against --target */
 } Args;
 
 /* ---- temporary outputs ---- */
@@ -282,6 +289,14 @@ static int parse_threads(const char *s) {
     return (int)v;
 }
 
+/* --cuda-arch sm_XX: the compute capability XX (two or three digits). */
+static int parse_cuda_arch(const char *s) {
+    size_t n = strncmp(s, "sm_", 3) ? 0 : strspn(s + 3, "0123456789");
+    if (n < 2 || n > 3 || s[3 + n] || s[3] == '0')
+        rlx_error("rlxc: --cuda-arch wants an architecture like sm_80 or sm_90, not '%s'", s);
+    return atoi(s + 3);
+}
+
 /* A byte count: digits, optionally followed by K, M or G (powers of 1024). */
 static int64_t parse_bytes(const char *s) {
     char *end;
@@ -353,6 +368,13 @@ static int parse_args(int argc, char **argv, Args *a) {
         else if (!strcmp(s, "--emit-main")) a->emit_main = 1;
         else if (!strcmp(s, "--embed-weights")) a->embed_weights = 1;
         else if (!strcmp(s, "--dump-values")) a->dump_values = 1;
+        else if (!strcmp(s, "--cuda-arch") && has) {
+            a->topt.cuda_arch = parse_cuda_arch(argv[++i]);
+            if (!a->target_flag) a->target_flag = s;
+        } else if (!strcmp(s, "--cuda-cubin")) {
+            a->topt.cuda_cubin = 1;
+            if (!a->target_flag) a->target_flag = s;
+        }
         else if (!strcmp(s, "-v")) a->verbose = 1;
         else if (!strcmp(s, "-O0")) a->no_opt = 1;
         else if (!strcmp(s, "--no-winograd")) a->no_winograd = 1;
@@ -368,6 +390,8 @@ static int parse_args(int argc, char **argv, Args *a) {
     if (!a->model) rlx_error("rlxc: no model given (see rlxc --help)");
     if (!a->out) rlx_error("rlxc: no output given (-o)");
     if (a->name && !is_identifier(a->name)) rlx_error("rlxc: model name '%s' is not a C identifier", a->name);
+    if (a->target_flag && strcmp(a->target, "cuda"))
+        rlx_error("rlxc: %s is for --target cuda, not '%s'", a->target_flag, a->target);
     if (a->dump && a->dump[strspn(a->dump, "rildf")])
         rlx_error("rlxc: unknown dump letters '%s' (r, i, l, d, f)", a->dump);
     return 0;
@@ -434,7 +458,8 @@ static void compile(const Args *a) {
     memset(files, 0, sizeof files);
     int nfiles = 0;
     RlxEmitJob job = {g, plan, tl, name, rlx_fmt("%s.h", base_name(base)), a->emit_main || a->build, a->threads,
-                      a->blas, files, &nfiles, selected, a->embed_weights, a->dump_values};
+                      a->blas, files, &nfiles, selected, a->embed_weights, a->dump_values,
+                      &a->topt};
     tg->emit(&job);
     pass_done("codegen");
 

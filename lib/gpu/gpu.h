@@ -89,6 +89,7 @@ typedef struct {
 typedef struct {
     const char *name;                    /* k<N>_<template> */
     const char *source;                  /* the kernel in the program's language */
+    const char *body;                    /* its own part (after the preamble: rlx_gpu_render_split) */
     uint32_t local[3];
     uint32_t shared_bytes;
     uint64_t trips;
@@ -130,6 +131,14 @@ int rlx_gpu_has_kind(RlxKernelKind kind);
 
 /* render.c: the kernel source of one launch; *needs gets its features. */
 const char *rlx_gpu_render(const RlxGraph *g, const RlxGpuLaunch *l, RlxLang lang, const char *name, uint32_t *needs);
+/* The same, and (body_at, if not NULL) where the kernel's own part starts:
+ * the text before it is the preamble (the language's header, prelude and
+ * scalar functions), which a module of many kernels in one translation
+ * unit (CUDA) prints once, as rlx_gpu_preamble gives it for the union of
+ * the kernels' needs. */
+const char *rlx_gpu_render_split(const RlxGraph *g, const RlxGpuLaunch *l, RlxLang lang, const char *name,
+                                 uint32_t *needs, size_t *body_at);
+const char *rlx_gpu_preamble(RlxLang lang, uint32_t needs);
 
 /* select.c helpers for the per-kind launch builders (launch.c) */
 void rlx_gpu_op(RlxGpuLaunch *l, RlxSlot s, RlxGType t, int write);

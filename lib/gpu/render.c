@@ -420,7 +420,39 @@ static void region_body(RlxBuf *b, const RlxGraph *g, const RlxThunk *t, RlxLang
 
 static void emit_text(RlxBuf *b, const char *text) { rlx_buf_put(b, text, strlen(text)); }
 
+/* The language's header, prelude and scalar functions for a kernel (or a
+ * module of kernels) that needs `need` and uses f16 storage if f16;
+ * `title`, when given, is a comment line after the header. */
+static void emit_preamble(RlxBuf *b, RlxLang lang, uint32_t need, int f16, const char *title) {
+    if (lang == RLX_LANG_GLSL) {
+        rlx_emit(b, "#version 450");
+        if (need & RLX_GPU_NEED_16BIT) rlx_emit(b, "#extension GL_EXT_shader_16bit_storage : require");
+        if (need & RLX_GPU_NEED_8BIT) rlx_emit(b, "#extension GL_EXT_shader_8bit_storage : require");
+        if (need & RLX_GPU_NEED_INT64) rlx_emit(b, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require");
+    } else if (lang == RLX_LANG_CUDA && f16) {
+        rlx_emit(b, "#include <cuda_fp16.h>");
+    }
+    if (title) rlx_emit(b, "%s", title);
+    emit_text(b, source_of(lang == RLX_LANG_GLSL ? "prelude_glsl" : lang == RLX_LANG_CUDA ? "prelude_cuda" : "prelude_msl"));
+    if (need & RLX_GPU_NEED_INT64) rlx_emit(b, "#define RLX_HAS_I64 1");
+    if (need & RLX_GPU_NEED_F64) rlx_emit(b, "#define RLX_HAS_F64 1");
+    emit_text(b, source_of("scalar"));
+    if (need & (RLX_GPU_NEED_INT64 | RLX_GPU_NEED_F64)) emit_text(b, source_of("scalar64"));
+}
+
+const char *rlx_gpu_preamble(RlxLang lang, uint32_t needs) {
+    RlxBuf b = {0};
+    emit_preamble(&b, lang, needs, (needs & RLX_GPU_NEED_16BIT) != 0, NULL);
+    rlx_buf_put(&b, "", 1);
+    return b.data;
+}
+
 const char *rlx_gpu_render(const RlxGraph *g, const RlxGpuLaunch *l, RlxLang lang, const char *name, uint32_t *needs) {
+    return rlx_gpu_render_split(g, l, lang, name, needs, NULL);
+}
+
+const char *rlx_gpu_render_split(const RlxGraph *g, const RlxGpuLaunch *l, RlxLang lang, const char *name,
+                                 uint32_t *needs, size_t *body_at) {
     RlxBuf b = {0};
     uint32_t need = 0;
     int used[2][G_NTYPES];
@@ -433,22 +465,9 @@ const char *rlx_gpu_render(const RlxGraph *g, const RlxGpuLaunch *l, RlxLang lan
     for (int i = 0; i < l->nconst; i++)
         if (!strcmp(l->consts[i].name, "RLX_NEED_INT64")) need |= RLX_GPU_NEED_INT64;
     *needs = need;
-
-    /* header */
-    if (lang == RLX_LANG_GLSL) {
-        rlx_emit(&b, "#version 450");
-        if (need & RLX_GPU_NEED_16BIT) rlx_emit(&b, "#extension GL_EXT_shader_16bit_storage : require");
-        if (need & RLX_GPU_NEED_8BIT) rlx_emit(&b, "#extension GL_EXT_shader_8bit_storage : require");
-        if (need & RLX_GPU_NEED_INT64) rlx_emit(&b, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require");
-    } else if (lang == RLX_LANG_CUDA && (used[0][G_F16] || used[1][G_F16])) {
-        rlx_emit(&b, "#include <cuda_fp16.h>");
-    }
-    rlx_emit(&b, "// %s: %s", name, l->tmpl ? l->tmpl : "elementwise region");
-    emit_text(&b, source_of(lang == RLX_LANG_GLSL ? "prelude_glsl" : lang == RLX_LANG_CUDA ? "prelude_cuda" : "prelude_msl"));
-    if (need & RLX_GPU_NEED_INT64) rlx_emit(&b, "#define RLX_HAS_I64 1");
-    if (need & RLX_GPU_NEED_F64) rlx_emit(&b, "#define RLX_HAS_F64 1");
-    emit_text(&b, source_of("scalar"));
-    if (need & (RLX_GPU_NEED_INT64 | RLX_GPU_NEED_F64)) emit_text(&b, source_of("scalar64"));
+    emit_preamble(&b, lang, need, used[0][G_F16] || used[1][G_F16],
+                  rlx_fmt("// %s: %s", name, l->tmpl ? l->tmpl : "elementwise region"));
+    if (body_at) *body_at = b.len;
 
     /* buffers and operands */
     rlx_emit(&b, "// operands: element offsets in rlx_p.off[i]");
@@ -494,7 +513,7 @@ const char *rlx_gpu_render(const RlxGraph *g, const RlxGpuLaunch *l, RlxLang lan
         int n = a->n ? a->n : 1;
         const char *vals = a->n ? v.data : "0";
         if (lang == RLX_LANG_GLSL) rlx_emit(&b, "const int %s[%d] = int[%d](%s);", a->name, n, n, vals);
-        else if (lang == RLX_LANG_CUDA) rlx_emit(&b, "__device__ const int %s[%d] = {%s};", a->name, n, vals);
+        else if (lang == RLX_LANG_CUDA) rlx_emit(&b, "__constant__ int %s[%d] = {%s};", a->name, n, vals);
         else rlx_emit(&b, "constant int %s[%d] = {%s};", a->name, n, vals);
     }
     if (l->tmpl) emit_text(&b, source_of(l->tmpl));

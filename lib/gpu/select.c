@@ -80,8 +80,10 @@ RlxGpuProgram *rlx_gpu_select(const RlxGraph *g, const RlxPlan *plan, const RlxT
                     named = rlx_realloc(named, sizeof(char *) * (size_t)capnamed, sizeof(char *) * (size_t)cap);
                     capnamed = cap;
                 }
-                named[k] = rlx_gpu_render(g, &l, lang, p->k[k].name, &needs);
+                size_t at;
+                named[k] = rlx_gpu_render_split(g, &l, lang, p->k[k].name, &needs, &at);
                 p->k[k].needs = needs;
+                p->k[k].body = named[k] + at;
             }
             /* limits */
             uint64_t inv = (uint64_t)l.local[0] * l.local[1] * l.local[2];
