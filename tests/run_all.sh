@@ -11,7 +11,9 @@
 # tests/zoo/run.sh exported), tests/conformance/run_gpu.sh (the node tests
 # on the spirv target), tests/cross/run.sh (AArch64 under qemu),
 # tests/cortexm/run.sh (Cortex-M4F builds, run under qemu), then each
-# tests/integration/*.sh.
+# tests/integration/*.sh, then the cuda target through the CPU shim:
+# tests/shim/run.sh, tests/gpu/run.sh cuda and tests/conformance/run_gpu.sh
+# cuda (each one "skip" line where the CUDA toolkit's NVRTC is missing).
 # Each is printed under a header, its output streamed and kept, and its
 # closing line read: Criterion's "[====] Synthesis: Tested: N | Passing: N |
 # Failing: N | Crashing: N" on stderr, or a plain "N passed, N failed" for the
@@ -125,6 +127,16 @@ for script in tests/malformed/run.sh tests/malformed_onnx/run.sh tests/e2e/run.s
     kind=plain
     case $script in tests/conformance/run*.sh) kind=floor ;; esac
     if [ -f "$script" ]; then run_suite "${script#tests/}" $kind bash "$script"
+    else missing "${script#tests/}" "$script is missing"; fi
+done
+
+# 3. The cuda target on the CPU shim (tests/shim/), after the zoo's export.
+for script in tests/shim/run.sh tests/gpu/run.sh tests/conformance/run_gpu.sh; do
+    kind=plain
+    case $script in tests/conformance/run*.sh) kind=floor ;; esac
+    args=()
+    [ "$script" = tests/shim/run.sh ] || args=(cuda)
+    if [ -f "$script" ]; then run_suite "${script#tests/}${args:+ cuda}" $kind bash "$script" "${args[@]}"
     else missing "${script#tests/}" "$script is missing"; fi
 done
 

@@ -390,6 +390,8 @@ static int parse_args(int argc, char **argv, Args *a) {
     if (!a->model) rlx_error("rlxc: no model given (see rlxc --help)");
     if (!a->out) rlx_error("rlxc: no output given (-o)");
     if (a->name && !is_identifier(a->name)) rlx_error("rlxc: model name '%s' is not a C identifier", a->name);
+    if (a->embed_weights && strcmp(a->target, "c"))   /* the GPU printers write the weights as a file */
+        rlx_error("rlxc: --embed-weights is for --target c, not '%s' (its weights stay a file)", a->target);
     if (a->target_flag && strcmp(a->target, "cuda"))
         rlx_error("rlxc: %s is for --target cuda, not '%s'", a->target_flag, a->target);
     if (a->dump && a->dump[strspn(a->dump, "rildf")])

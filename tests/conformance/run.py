@@ -37,7 +37,13 @@ Each test compiles its own model.c and links the runtime library that
 --target T compiles every test for that target (default c): a GPU
 target's program also links -ldl and runs with the Vulkan validation layer
 on and RLX_VK_DEBUG=1 (spirv), where any `rlx_vk: validation:` line the
-host prints makes the test a runtime error. Its report defaults to
+host prints makes the test a runtime error; or (cuda) through the CPU shim:
+the test's model.cu compiled against tests/shim/cuda_shim.h, the real host
+over the stand-in driver (tests/shim/, built once here), run twice, with
+threads and blocks in forward and in reverse order, whose outputs must be
+the same bytes; a `cuda_driver:` line is a runtime error too. Without NVRTC
+the cuda run prints one "skipped" line and passes. --sample N runs every
+Nth test only (in name order), for a quicker run. Its report defaults to
 docs/conformance_T.md. Inputs are the model's graph inputs that have no
 initializer, in declaration order; a .pb file whose tensor name matches a
 graph input goes to that input, otherwise files go in numeric order. Tests
@@ -222,9 +228,11 @@ TARGET = "c"
 # what the programs of a GPU target need: their libraries, and the
 # environment that turns Vulkan's validation on (rlx_vk.c prints its
 # messages as `rlx_vk: validation: ...` with RLX_VK_DEBUG=1)
-TARGET_LIBS = {"spirv": ["-ldl"]}
-TARGET_ENV = {"spirv": {"VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation", "RLX_VK_DEBUG": "1"}}
+TARGET_LIBS = {"spirv": ["-ldl"], "cuda": ["-ldl"]}
+TARGET_ENV = {"spirv": {"VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation", "RLX_VK_DEBUG": "1"},
+              "cuda": {"RLX_LIBCUDA": os.path.join(ROOT, "build", "shim", "libcuda.so.1")}}
 VALIDATION_MARK = "rlx_vk: validation:"
+SHIM_MARK = "cuda_driver:"   # the stand-in CUDA driver's reports (tests/shim/cuda_driver.cc)
 
 
 def run_test(job):
@@ -323,16 +331,26 @@ def _check_built(rc, out, tdir, model, w, rtlib, input_names, frozen):
     outs = [os.path.join(w, "out_%d.npy" % i) for i in range(len(want))]
     for p in outs:
         argv += ["-o", p]
-    rc, out = run(EXEC + argv, env=dict(os.environ, **TARGET_ENV.get(TARGET, {})))
-    if VALIDATION_MARK in out:
-        msgs = [l for l in out.splitlines() if VALIDATION_MARK in l]
-        return "runtime error", "%d validation messages: %s" % (len(msgs), msgs[0][:200])
-    if rc == "timeout":
-        return "runtime error", "timed out after %d s" % TIMEOUT_S
-    if rc < 0:
-        return "runtime error", "killed by %s" % signal.Signals(-rc).name
-    if rc != 0:
-        return "runtime error", "exit %d: %s" % (rc, first_line(out).replace(w + "/", ""))
+    env = dict(os.environ, **TARGET_ENV.get(TARGET, {}))
+    if TARGET == "cuda":
+        problem = _cuda_shim_kernels(w, env)
+        if problem:
+            return "build failure", problem
+        env["RLX_SHIM_ORDER"] = "forward"
+    rc, out = run(EXEC + argv, env=env)
+    problem = _run_problem(rc, out, w)
+    if problem:
+        return "runtime error", problem
+    if TARGET == "cuda":
+        rev = [os.path.join(w, "rev_%d.npy" % i) for i in range(len(want))]
+        env["RLX_SHIM_ORDER"] = "reverse"
+        rc, out = run(EXEC + argv[: len(argv) - 2 * len(outs)] + [a for p in rev for a in ("-o", p)], env=env)
+        problem = _run_problem(rc, out, w)
+        if problem:
+            return "runtime error", "reverse thread order: " + problem
+        for i, (p, q) in enumerate(zip(outs, rev)):
+            if open(p, "rb").read() != open(q, "rb").read():
+                return "runtime error", "output %d: the forward and reverse thread orders disagree" % i
     worst = 0.0
     for i, (p, wa) in enumerate(zip(outs, want)):
         try:
@@ -344,6 +362,52 @@ def _check_built(rc, out, tdir, model, w, rtlib, input_names, frozen):
             return "wrong result", "output %d: %s" % (i, msg)
         worst = max(worst, err)
     return "pass", "max abs error %.3g" % worst if worst else ""
+
+
+def _run_problem(rc, out, w):
+    """Why a model run failed (a message), or None."""
+    for mark, what in ((VALIDATION_MARK, "validation messages"), (SHIM_MARK, "stand-in driver reports")):
+        if mark in out:
+            msgs = [l for l in out.splitlines() if mark in l]
+            return "%d %s: %s" % (len(msgs), what, msgs[0][:200])
+    if rc == "timeout":
+        return "timed out after %d s" % TIMEOUT_S
+    if rc < 0:
+        return "killed by %s" % signal.Signals(-rc).name
+    if rc != 0:
+        return "exit %d: %s" % (rc, first_line(out).replace(w + "/", ""))
+    return None
+
+
+def _cuda_shim_kernels(w, env):
+    """Builds w/model.cu into the shim's kernel library and extracts the
+    PTX the stand-in driver checks; sets their paths in env. A problem
+    (message) or None."""
+    so, ptx = os.path.join(w, "kernels.so"), os.path.join(w, "model.ptx")
+    rc, out = run(["bash", os.path.join(ROOT, "tests", "shim", "kernels.sh"), os.path.join(w, "model.cu"), so])
+    if rc != 0:
+        line = next((l for l in out.splitlines() if "error" in l), first_line(out))
+        return "CUDA shim: " + line.replace(w + "/", "").strip()
+    rc, out = run([sys.executable, os.path.join(ROOT, "tests", "shim", "ptx_of.py"), os.path.join(w, "model.c"), ptx])
+    if rc != 0:
+        return "ptx_of.py: " + first_line(out)
+    env["RLX_SHIM_KERNELS"] = so
+    env["RLX_SHIM_EXPECT_PTX"] = ptx
+    return None
+
+
+def cuda_ready(rlxc):
+    """None if --target cuda can run here (NVRTC opens, the shim builds),
+    else why not; a missing NVRTC is ("skip", message)."""
+    probe = os.path.join(WORK, "nvrtc_probe")
+    os.makedirs(WORK, exist_ok=True)
+    rc, out = run([rlxc, os.path.join(ROOT, "examples", "shapes.rlxg"), "--target", "cuda", "-o", probe])
+    if rc != 0 and "needs NVRTC" in out:
+        return "skip", first_line(out)
+    rc, out = run(["bash", os.path.join(ROOT, "tests", "shim", "build.sh")], timeout=600)
+    if rc != 0:
+        return "fail", "tests/shim/build.sh: " + first_line(out)
+    return None
 
 
 def runtime_library():
@@ -412,6 +476,7 @@ def main():
     ap.add_argument("--rlxc", default=os.path.join(ROOT, "build", "rlxc"))
     ap.add_argument("--target", default="c", help="rlxc --target (default c)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--sample", type=int, default=1, metavar="N", help="run every Nth test only (name order)")
     ap.add_argument("--data", default=DEFAULT_DATA)
     ap.add_argument("--report", help="report path (default docs/conformance.md; none with --only)")
     ap.add_argument("--keep", action="store_true", help="keep the work dirs of passing tests too")
@@ -424,10 +489,20 @@ def main():
     names = sorted(d for d in os.listdir(args.data) if os.path.isfile(os.path.join(args.data, d, "model.onnx")))
     if args.only:
         names = [n for n in names if re.search(args.only, n)]
+    if args.sample > 1:
+        names = names[:: args.sample]
     default_report = "conformance.md" if args.target == "c" else "conformance_%s.md" % args.target
-    report = args.report or (None if args.only else os.path.join(ROOT, "docs", default_report))
+    report = args.report or (None if args.only or args.sample > 1 else os.path.join(ROOT, "docs", default_report))
 
     rtlib = runtime_library()
+    if args.target == "cuda":
+        why = cuda_ready(rlxc)
+        if why and why[0] == "skip":
+            print("run.py: skipped: --target cuda needs NVRTC here: %s" % why[1])
+            print("0 passed, 0 failed, %d skipped" % len(names))
+            return 0
+        if why:
+            sys.exit("run.py: %s" % why[1])
     jobs = [(n, args.data, rlxc, rtlib, args.keep, args.target) for n in names]
     results = []
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""compare.py REF_DIR GOT_DIR TOL.JSON - a GPU target's outputs against the C target's.
+"""compare.py [--exact] REF_DIR GOT_DIR [TOL.JSON] - a GPU target's outputs against the C target's.
 
 out_K.npy of both directories, K = 0, 1, ...: the same dtype and shape;
 (TOL.JSON, if it is a file, holds {"rtol", "atol"}; else 1e-3 and 1e-4)
 floats within |got - ref| <= atol + rtol * |ref| (NaN where NaN, infinities
-equal), integers and bools exactly. Prints one line (the worst error or the
-first mismatch); exit status 1 on a mismatch.
+equal), integers and bools exactly. --exact: every output the same bytes
+(two runs of one target, such as the CUDA shim's two thread orders). Prints
+one line (the worst error or the first mismatch); exit status 1 on a
+mismatch.
 """
 import json
 import os
@@ -14,8 +16,30 @@ import sys
 import numpy as np
 
 
+def exact(ref_dir, got_dir):
+    k = 0
+    while os.path.exists(os.path.join(ref_dir, "out_%d.npy" % k)):
+        ref = np.load(os.path.join(ref_dir, "out_%d.npy" % k))
+        p = os.path.join(got_dir, "out_%d.npy" % k)
+        if not os.path.exists(p):
+            sys.exit("output %d missing" % k)
+        got = np.load(p)
+        if got.dtype != ref.dtype or got.shape != ref.shape or got.tobytes() != ref.tobytes():
+            diff = (int(np.count_nonzero(np.frombuffer(got.tobytes(), np.uint8) != np.frombuffer(ref.tobytes(), np.uint8)))
+                    if got.shape == ref.shape and got.dtype == ref.dtype else -1)
+            sys.exit("output %d differs (%s bytes)" % (k, diff if diff >= 0 else "shape or dtype"))
+        k += 1
+    if k == 0:
+        sys.exit("no outputs")
+    print("%d outputs, the same bytes" % k)
+
+
 def main():
-    ref_dir, got_dir, tol_path = sys.argv[1:4]
+    if sys.argv[1] == "--exact":
+        exact(sys.argv[2], sys.argv[3])
+        return
+    ref_dir, got_dir = sys.argv[1:3]
+    tol_path = sys.argv[3] if len(sys.argv) > 3 else ""
     tol = {"rtol": 1e-3, "atol": 1e-4}
     if os.path.isfile(tol_path):
         tol = json.load(open(tol_path))
