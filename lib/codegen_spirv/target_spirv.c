@@ -25,15 +25,6 @@ static void *spirv_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
     return rlx_gpu_select(g, plan, tl, RLX_LANG_GLSL, &rlx_target_spirv.limits);
 }
 
-static const char *needs_str(uint32_t n) {
-    static const char *const names[] = {"RLX_GPU_NEED_F16_ARITH", "RLX_GPU_NEED_16BIT", "RLX_GPU_NEED_8BIT",
-                                        "RLX_GPU_NEED_INT64", "RLX_GPU_NEED_F64", "RLX_GPU_NEED_SUBGROUP"};
-    RlxBuf b = {0};
-    for (int i = 0; i < 6; i++)
-        if (n >> i & 1) rlx_buf_printf(&b, "%s%s", b.len ? " | " : "", names[i]);
-    return b.len ? b.data : "0";
-}
-
 static void spirv_emit(const RlxEmitJob *job) {
     const RlxGraph *g = job->g;
     const RlxPlan *plan = job->plan;
@@ -79,7 +70,8 @@ static void spirv_emit(const RlxEmitJob *job) {
     rlx_emit(c, "");
     rlx_emit_model_info(g, plan, N, hash, 0, 1, c);
     rlx_emit(c, "");
-    uint32_t needs = 0, max_inv = 0, max_shared = 0, max_groups[3] = {0, 0, 0};
+    const char **code = rlx_alloc(sizeof(char *) * (size_t)(p->nk + 1));
+    const char **code_bytes = rlx_alloc(sizeof(char *) * (size_t)(p->nk + 1));
     for (int i = 0; i < p->nk; i++) {
         size_t nw;
         const uint32_t *w = rlx_spirv_compile(p->k[i].source, p->k[i].name, &nw);
@@ -94,59 +86,10 @@ static void spirv_emit(const RlxEmitJob *job) {
             }
         }
         rlx_emit(c, "};");
-        needs |= p->k[i].needs;
-        uint32_t inv = p->k[i].local[0] * p->k[i].local[1] * p->k[i].local[2];
-        if (inv > max_inv) max_inv = inv;
-        if (p->k[i].shared_bytes > max_shared) max_shared = p->k[i].shared_bytes;
+        code[i] = rlx_fmt("%s_%s", N, p->k[i].name);
+        code_bytes[i] = rlx_fmt("sizeof %s_%s", N, p->k[i].name);
     }
-    rlx_emit(c, "");
-    rlx_emit(c, "static const rlx_gpu_kernel %s_kernels[] = {", N);
-    for (int i = 0; i < p->nk; i++) {
-        const RlxGpuKernel *kn = &p->k[i];
-        uint64_t trips = kn->trips > UINT32_MAX ? UINT32_MAX : kn->trips;
-        rlx_emit(c, "    {\"%s\", %s_%s, sizeof %s_%s, {%u, %u, %u}, %u, %llu, %s},", kn->name, N, kn->name, N,
-                 kn->name, kn->local[0], kn->local[1], kn->local[2], kn->shared_bytes, (unsigned long long)trips,
-                 needs_str(kn->needs));
-    }
-    if (!p->nk) rlx_emit(c, "    {0, 0, 0, {0, 0, 0}, 0, 0, 0},");
-    rlx_emit(c, "};");
-    rlx_emit(c, "");
-    rlx_emit(c, "static const rlx_gpu_dispatch %s_dispatches[] = {", N);
-    for (int i = 0; i < p->nd; i++) {
-        const RlxGpuDispatch *d = &p->d[i];
-        const RlxNode *n = &g->n[job->tl->t[d->thunk].node];
-        RlxBuf push = {0};
-        for (int j = 0; j < d->npush; j++) rlx_buf_printf(&push, "%s%u", j ? ", " : "", d->push[j]);
-        for (int a = 0; a < 3; a++)
-            if (d->groups[a] > max_groups[a]) max_groups[a] = d->groups[a];
-        rlx_emit(c, "    /* %d: %s (%s) */", i, rlx_comment_safe(n->name), rlx_ops[n->op].name);
-        rlx_emit(c, "    {%d, {%u, %u, %u}, %d, {%s}, %d},", d->kernel, d->groups[0], d->groups[1], d->groups[2],
-                 d->npush, d->npush ? push.data : "0", d->barrier);
-    }
-    if (!p->nd) rlx_emit(c, "    {0, {0, 0, 0}, 0, {0}, 0},");
-    rlx_emit(c, "};");
-    rlx_emit(c, "");
-    int64_t buf = plan->arena_bytes > plan->weights_bytes ? plan->arena_bytes : plan->weights_bytes;
-    rlx_emit(c, "static const uint8_t %s_output_in_weights[] = {", N);
-    RlxBuf ow = {0};
-    for (int i = 0; i < g->noutputs; i++)
-        rlx_buf_printf(&ow, "%s%d", i ? ", " : "", (g->v[g->outputs[i]].flags & RLX_V_WEIGHT) != 0);
-    rlx_emit(c, "    %s", g->noutputs ? ow.data : "0");
-    rlx_emit(c, "};");
-    rlx_emit(c, "static const rlx_gpu_schedule %s_schedule = {", N);
-    rlx_emit(c, "    .info = &%s_info,", N);
-    rlx_emit(c, "    .kernels = %s_kernels,", N);
-    rlx_emit(c, "    .nkernels = %d,", p->nk);
-    rlx_emit(c, "    .dispatches = %s_dispatches,", N);
-    rlx_emit(c, "    .ndispatches = %d,", p->nd);
-    rlx_emit(c, "    .needs = %s,", needs_str(needs));
-    rlx_emit(c, "    .max_local_invocations = %u,", max_inv);
-    rlx_emit(c, "    .max_shared_bytes = %u,", max_shared);
-    rlx_emit(c, "    .max_groups = {%u, %u, %u},", max_groups[0], max_groups[1], max_groups[2]);
-    rlx_emit(c, "    .max_buffer_bytes = %lld,", (long long)buf);
-    rlx_emit(c, "    .output_in_weights = %s_output_in_weights,", N);
-    rlx_emit(c, "    .status_offset = %lld,", (long long)rlx_align64(plan->arena_bytes));
-    rlx_emit(c, "};");
+    rlx_gpu_emit_schedule(c, job, code, code_bytes);
     rlx_emit(c, "");
     rlx_emit(c, "int %s_init(rlx_model **m) { return rlx_vk_model_new(&%s_schedule, m); }", N, N);
     rlx_emit(c, "int %s_load_weights(rlx_model *m, const char *path) { return rlx_vk_load_weights(m, path); }", N);

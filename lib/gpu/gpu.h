@@ -120,6 +120,13 @@ typedef struct {
 RlxGpuProgram *rlx_gpu_select(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl, RlxLang lang,
                               const RlxTargetLimits *lim);
 
+/* schedule.c: a host file's kernel table, dispatches and NAME_schedule
+ * (rlx_gpu.h) for the program in job->selected; code[k] and code_bytes[k]
+ * are the C expressions of kernel k's code pointer and size. */
+void rlx_gpu_emit_schedule(RlxBuf *c, const RlxEmitJob *job, const char *const *code, const char *const *code_bytes);
+/* "RLX_GPU_NEED_16BIT | RLX_GPU_NEED_INT64", or "0" */
+const char *rlx_gpu_needs_str(uint32_t needs);
+
 /* The legalize column of the GPU targets (support.c), and their check of
  * what a dtype can't say (NULL: fine; else " for ..."). */
 extern const RlxOpSupport rlx_gpu_support[];   /* ends with {RLX_NOPS, 0} */
