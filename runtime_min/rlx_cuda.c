@@ -19,8 +19,8 @@
  *      RLX_CUDA_DEVICE=N (default 0) out of range, RLX_E_NODEVICE;
  *   3. fills an rlx_gpu_caps from the device's attributes and checks the
  *      schedule (rlx_gpu_check: RLX_E_DEV_*); a device whose compute
- *      capability is below the PTX's (schedule.arch) cannot run the module:
- *      RLX_E_NODEVICE;
+ *      capability is below the PTX's (rlx_cuda_module.arch) cannot run the
+ *      module: RLX_E_NODEVICE;
  *   4. retains the device's primary context (the one the CUDA runtime API
  *      uses too) and loads the module once: the cubin if there is one for
  *      this device's major version and a minor no newer than its own, else
@@ -67,8 +67,8 @@
 
 #if !RLX_CUDA_AVAILABLE
 
-int rlx_cuda_model_new(const rlx_gpu_schedule *s, rlx_model **out) {
-    (void)s;
+int rlx_cuda_model_new(const rlx_cuda_module *mod, rlx_model **out) {
+    (void)mod;
     if (out) *out = NULL;
     return RLX_E_NOLOADER;
 }
@@ -179,7 +179,8 @@ typedef struct {
 } CuPush;
 
 typedef struct {
-    const rlx_gpu_schedule *s;
+    const rlx_cuda_module *mod;
+    const rlx_gpu_schedule *s;   /* mod->schedule */
     void *lib;
     CuFns fn;
     CUdevice dev;
@@ -296,9 +297,9 @@ static int device_caps(CuHost *h, rlx_gpu_caps *caps) {
  * than the device's), else the PTX. */
 static int load_module(CuHost *h) {
     const rlx_gpu_schedule *s = h->s;
-    int arch = (int)s->arch;
-    if (s->binary && s->binary_bytes && arch / 10 == h->cc / 10 && arch <= h->cc) {
-        CUresult r = h->fn.cuModuleLoadData(&h->module, s->binary);
+    int arch = (int)h->mod->arch;
+    if (h->mod->cubin && h->mod->cubin_bytes && arch / 10 == h->cc / 10 && arch <= h->cc) {
+        CUresult r = h->fn.cuModuleLoadData(&h->module, h->mod->cubin);
         if (!r) return RLX_OK;
         if (r != CUDA_ERROR_NO_BINARY_FOR_GPU && r != CUDA_ERROR_INVALID_IMAGE) return cu_status(r);
         h->module = NULL;   /* refused: try the PTX */
@@ -396,7 +397,7 @@ static int model_init(CuHost *h) {
     if ((st = open_driver(h)) || (st = pick_device(h))) return st;
     rlx_gpu_caps caps;
     if ((st = device_caps(h, &caps)) || (st = rlx_gpu_check(s, &caps))) return st;
-    if (h->cc < (int)s->arch) return RLX_E_NODEVICE;   /* older than the module's architecture */
+    if (h->cc < (int)h->mod->arch) return RLX_E_NODEVICE;   /* older than the module's architecture */
     char dev[256];
     if (h->fn.cuDeviceGetName(dev, (int)sizeof dev, h->dev)) snprintf(dev, sizeof dev, "CUDA device");
     dev[sizeof dev - 1] = 0;
@@ -419,9 +420,11 @@ static int model_init(CuHost *h) {
     return st;
 }
 
-int rlx_cuda_model_new(const rlx_gpu_schedule *s, rlx_model **out) {
+int rlx_cuda_model_new(const rlx_cuda_module *mod, rlx_model **out) {
     if (!out) return RLX_E_ARG;
     *out = NULL;
+    if (!mod) return RLX_E_ARG;
+    const rlx_gpu_schedule *s = mod->schedule;
     int st = rlx_gpu_check(s, NULL);
     if (st) return st;
     rlx_model *m = calloc(1, sizeof *m);
@@ -434,6 +437,7 @@ int rlx_cuda_model_new(const rlx_gpu_schedule *s, rlx_model **out) {
     m->info = s->info;
     m->device = h;
     m->ctx.nthreads = 1;
+    h->mod = mod;
     h->s = s;
     if ((st = model_init(h))) {
         rlx_cuda_model_free(m);

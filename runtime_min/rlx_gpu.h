@@ -82,13 +82,6 @@ typedef struct {
      * stores its RLX_E_* there. The host zeroes it before each run and
      * returns it from NAME_run when a kernel set it. */
     uint64_t status_offset;
-    /* CUDA: the compute capability the PTX is for (80: compute_80), and
-     * optionally a cubin of the same module for sm_<arch> (binary NULL:
-     * none). Every kernel's code is then the module's PTX text, the same
-     * pointer (one module, loaded once). Unused by the other hosts. */
-    uint32_t arch;
-    const void *binary;
-    size_t binary_bytes;
 } rlx_gpu_schedule;
 
 /* What a device offers, in the schedule's terms; each host fills one from
@@ -127,11 +120,22 @@ int rlx_vk_run(rlx_model *m, const void *const *inputs, void *const *outputs);
 void rlx_vk_model_free(rlx_model *m);
 const char *rlx_vk_device_name(const rlx_model *m);   /* for --bench */
 
+/* What the CUDA host runs: the schedule, whose every kernel's code is the
+ * module's PTX (one NUL-terminated string, the same pointer: one module,
+ * loaded once); the compute capability the PTX is for (80: compute_80);
+ * and optionally a cubin of the same module for sm_<arch>. */
+typedef struct {
+    const rlx_gpu_schedule *schedule;
+    uint32_t arch;
+    const void *cubin;     /* NULL: none */
+    size_t cubin_bytes;
+} rlx_cuda_module;
+
 /* The CUDA host (rlx_cuda.c): the same five functions over the CUDA driver
  * API, and the stream NAME_run works on. rlx_cuda_set_stream(m, s) makes
  * every later run go on the caller's CUstream s (NULL: the host's own);
  * a run still waits for its outputs before it returns. */
-int rlx_cuda_model_new(const rlx_gpu_schedule *s, rlx_model **out);
+int rlx_cuda_model_new(const rlx_cuda_module *mod, rlx_model **out);
 int rlx_cuda_load_weights(rlx_model *m, const char *path);
 int rlx_cuda_load_weights_buffer(rlx_model *m, const void *buf, size_t len);
 int rlx_cuda_run(rlx_model *m, const void *const *inputs, void *const *outputs);

@@ -15,8 +15,10 @@
  *                (one module, loaded once), with --cuda-cubin also a cubin
  *                for the same architecture, each kernel's name, block,
  *                shared memory and needs, and each dispatch's grid and
- *                push constants (rlx_gpu.h); then the NAME_* API over the
- *                CUDA host;
+ *                push constants (rlx_gpu.h, printed by lib/gpu/schedule.c
+ *                as for every GPU target), the module's architecture and
+ *                cubin (rlx_cuda_module); then the NAME_* API over the CUDA
+ *                host;
  *   OUT.h, OUT.weights   as for every target.
  *
  * NVRTC is opened with dlopen when a model is compiled for this target
@@ -39,15 +41,6 @@
 
 static void *cuda_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
     return rlx_gpu_select(g, plan, tl, RLX_LANG_CUDA, &rlx_target_cuda.limits);
-}
-
-static const char *needs_str(uint32_t n) {
-    static const char *const names[] = {"RLX_GPU_NEED_F16_ARITH", "RLX_GPU_NEED_16BIT", "RLX_GPU_NEED_8BIT",
-                                        "RLX_GPU_NEED_INT64", "RLX_GPU_NEED_F64", "RLX_GPU_NEED_SUBGROUP"};
-    RlxBuf b = {0};
-    for (int i = 0; i < 6; i++)
-        if (n >> i & 1) rlx_buf_printf(&b, "%s%s", b.len ? " | " : "", names[i]);
-    return b.len ? b.data : "0";
 }
 
 /* the line (1-based) the next byte of b goes on, counting from *pos (and
@@ -208,82 +201,18 @@ static void cuda_emit(const RlxEmitJob *job) {
         print_bytes(c, rlx_fmt("static const unsigned char %s_cubin[%zu]", N, mod.cubin_bytes), mod.cubin,
                     mod.cubin_bytes);
     }
-    uint32_t needs = 0, max_inv = 0, max_shared = 0, max_groups[3] = {0, 0, 0};
-    rlx_emit(c, "");
-    rlx_emit(c, "static const rlx_gpu_kernel %s_kernels[] = {", N);
+    /* every kernel's code is the one module's PTX */
+    const char **code = rlx_alloc(sizeof(char *) * (size_t)(p->nk + 1));
+    const char **code_bytes = rlx_alloc(sizeof(char *) * (size_t)(p->nk + 1));
     for (int i = 0; i < p->nk; i++) {
-        const RlxGpuKernel *kn = &p->k[i];
-        uint64_t trips = kn->trips > UINT32_MAX ? UINT32_MAX : kn->trips;
-        rlx_emit(c, "    {\"%s\", %s_ptx, sizeof %s_ptx, {%u, %u, %u}, %u, %llu, %s},", kn->name, N, N, kn->local[0],
-                 kn->local[1], kn->local[2], kn->shared_bytes, (unsigned long long)trips, needs_str(kn->needs));
-        needs |= kn->needs;
-        uint32_t inv = kn->local[0] * kn->local[1] * kn->local[2];
-        if (inv > max_inv) max_inv = inv;
-        if (kn->shared_bytes > max_shared) max_shared = kn->shared_bytes;
+        code[i] = rlx_fmt("%s_ptx", N);
+        code_bytes[i] = rlx_fmt("sizeof %s_ptx", N);
     }
-    if (!p->nk) rlx_emit(c, "    {0, 0, 0, {0, 0, 0}, 0, 0, 0},");
-    rlx_emit(c, "};");
-    rlx_emit(c, "");
-    rlx_emit(c, "static const rlx_gpu_dispatch %s_dispatches[] = {", N);
-    for (int i = 0; i < p->nd; i++) {
-        const RlxGpuDispatch *d = &p->d[i];
-        const RlxNode *n = &g->n[job->tl->t[d->thunk].node];
-        RlxBuf push = {0};
-        for (int j = 0; j < d->npush; j++) rlx_buf_printf(&push, "%s%u", j ? ", " : "", d->push[j]);
-        for (int a = 0; a < 3; a++)
-            if (d->groups[a] > max_groups[a]) max_groups[a] = d->groups[a];
-        rlx_emit(c, "    /* %d: %s (%s) */", i, rlx_comment_safe(n->name), rlx_ops[n->op].name);
-        rlx_emit(c, "    {%d, {%u, %u, %u}, %d, {%s}, %d},", d->kernel, d->groups[0], d->groups[1], d->groups[2],
-                 d->npush, d->npush ? push.data : "0", d->barrier);
-    }
-    if (!p->nd) rlx_emit(c, "    {0, {0, 0, 0}, 0, {0}, 0},");
-    rlx_emit(c, "};");
-    rlx_emit(c, "");
-    int64_t buf = plan->arena_bytes > plan->weights_bytes ? plan->arena_bytes : plan->weights_bytes;
-    rlx_emit(c, "static const uint8_t %s_output_in_weights[] = {", N);
-    RlxBuf ow = {0};
-    for (int i = 0; i < g->noutputs; i++)
-        rlx_buf_printf(&ow, "%s%d", i ? ", " : "", (g->v[g->outputs[i]].flags & RLX_V_WEIGHT) != 0);
-    rlx_emit(c, "    %s", g->noutputs ? ow.data : "0");
-    rlx_emit(c, "};");
-    rlx_emit(c, "static const rlx_gpu_schedule %s_schedule = {", N);
-    rlx_emit(c, "    .info = &%s_info,", N);
-    rlx_emit(c, "    .kernels = %s_kernels,", N);
-    rlx_emit(c, "    .nkernels = %d,", p->nk);
-    rlx_emit(c, "    .dispatches = %s_dispatches,", N);
-    rlx_emit(c, "    .ndispatches = %d,", p->nd);
-    rlx_emit(c, "    .needs = %s,", needs_str(needs));
-    rlx_emit(c, "    .max_local_invocations = %u,", max_inv);
-    rlx_emit(c, "    .max_shared_bytes = %u,", max_shared);
-    rlx_emit(c, "    .max_groups = {%u, %u, %u},", max_groups[0], max_groups[1], max_groups[2]);
-    rlx_emit(c, "    .max_buffer_bytes = %lld,", (long long)buf);
-    rlx_emit(c, "    .output_in_weights = %s_output_in_weights,", N);
-    rlx_emit(c, "    .status_offset = %lld,", (long long)rlx_align64(plan->arena_bytes));
-    rlx_emit(c, "    .arch = %d,", topt->cuda_arch);
-    if (p->nk && topt->cuda_cubin) {
-        rlx_emit(c, "    .binary = %s_cubin,", N);
-        rlx_emit(c, "    .binary_bytes = sizeof %s_cubin,", N);
-    }
-    rlx_emit(c, "};");
-    rlx_emit(c, "");
-    rlx_emit(c, "int %s_init(rlx_model **m) { return rlx_cuda_model_new(&%s_schedule, m); }", N, N);
-    rlx_emit(c, "int %s_load_weights(rlx_model *m, const char *path) { return rlx_cuda_load_weights(m, path); }", N);
-    rlx_emit(c, "int %s_load_weights_buffer(rlx_model *m, const void *buf, size_t len) {", N);
-    rlx_emit(c, "    return rlx_cuda_load_weights_buffer(m, buf, len);");
-    rlx_emit(c, "}");
-    rlx_emit(c, "int %s_run(rlx_model *m, const void *const *inputs, void *const *outputs) {", N);
-    rlx_emit(c, "    return rlx_cuda_run(m, inputs, outputs);");
-    rlx_emit(c, "}");
-    rlx_emit(c, "void %s_free(rlx_model *m) { rlx_cuda_model_free(m); }", N);
-    if (job->emit_main) {
-        rlx_emit(c, "");
-        rlx_emit(c, "static const rlx_model_api %s_api = {", N);
-        rlx_emit(c, "    &%s_info, %s_init, %s_load_weights, %s_run, %s_free, NULL, rlx_cuda_device_name,", N, N, N, N,
-                 N);
-        rlx_emit(c, "};");
-        rlx_emit(c, "int %s_main(int argc, char **argv) { return rlx_main(argc, argv, &%s_api); }", N, N);
-        rlx_emit(c, "int main(int argc, char **argv) { return %s_main(argc, argv); }", N);
-    }
+    rlx_gpu_emit_schedule(c, job, code, code_bytes);
+    rlx_emit(c, "static const rlx_cuda_module %s_module = {&%s_schedule, %d, %s, %s};", N, N, topt->cuda_arch,
+             p->nk && topt->cuda_cubin ? rlx_fmt("%s_cubin", N) : "NULL",
+             p->nk && topt->cuda_cubin ? rlx_fmt("sizeof %s_cubin", N) : "0");
+    rlx_gpu_emit_api(c, job, "rlx_cuda", rlx_fmt("&%s_module", N));
 }
 
 const RlxTarget rlx_target_cuda = {

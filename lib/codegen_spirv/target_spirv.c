@@ -90,24 +90,7 @@ static void spirv_emit(const RlxEmitJob *job) {
         code_bytes[i] = rlx_fmt("sizeof %s_%s", N, p->k[i].name);
     }
     rlx_gpu_emit_schedule(c, job, code, code_bytes);
-    rlx_emit(c, "");
-    rlx_emit(c, "int %s_init(rlx_model **m) { return rlx_vk_model_new(&%s_schedule, m); }", N, N);
-    rlx_emit(c, "int %s_load_weights(rlx_model *m, const char *path) { return rlx_vk_load_weights(m, path); }", N);
-    rlx_emit(c, "int %s_load_weights_buffer(rlx_model *m, const void *buf, size_t len) {", N);
-    rlx_emit(c, "    return rlx_vk_load_weights_buffer(m, buf, len);");
-    rlx_emit(c, "}");
-    rlx_emit(c, "int %s_run(rlx_model *m, const void *const *inputs, void *const *outputs) {", N);
-    rlx_emit(c, "    return rlx_vk_run(m, inputs, outputs);");
-    rlx_emit(c, "}");
-    rlx_emit(c, "void %s_free(rlx_model *m) { rlx_vk_model_free(m); }", N);
-    if (job->emit_main) {
-        rlx_emit(c, "");
-        rlx_emit(c, "static const rlx_model_api %s_api = {", N);
-        rlx_emit(c, "    &%s_info, %s_init, %s_load_weights, %s_run, %s_free, NULL, rlx_vk_device_name,", N, N, N, N, N);
-        rlx_emit(c, "};");
-        rlx_emit(c, "int %s_main(int argc, char **argv) { return rlx_main(argc, argv, &%s_api); }", N, N);
-        rlx_emit(c, "int main(int argc, char **argv) { return %s_main(argc, argv); }", N);
-    }
+    rlx_gpu_emit_api(c, job, "rlx_vk", rlx_fmt("&%s_schedule", N));
 }
 
 const RlxTarget rlx_target_spirv = {

@@ -124,6 +124,10 @@ RlxGpuProgram *rlx_gpu_select(const RlxGraph *g, const RlxPlan *plan, const RlxT
  * (rlx_gpu.h) for the program in job->selected; code[k] and code_bytes[k]
  * are the C expressions of kernel k's code pointer and size. */
 void rlx_gpu_emit_schedule(RlxBuf *c, const RlxEmitJob *job, const char *const *code, const char *const *code_bytes);
+/* schedule.c: the NAME_* API of the host file over a host's functions
+ * (host "rlx_vk": rlx_vk_model_new(init_arg, m), rlx_vk_run, ...), and with
+ * --emit-main its main(). */
+void rlx_gpu_emit_api(RlxBuf *c, const RlxEmitJob *job, const char *host, const char *init_arg);
 /* "RLX_GPU_NEED_16BIT | RLX_GPU_NEED_INT64", or "0" */
 const char *rlx_gpu_needs_str(uint32_t needs);
 

@@ -85,3 +85,26 @@ void rlx_gpu_emit_schedule(RlxBuf *c, const RlxEmitJob *job, const char *const *
     rlx_emit(c, "    .status_offset = %lld,", (long long)rlx_align64(plan->arena_bytes));
     rlx_emit(c, "};");
 }
+
+void rlx_gpu_emit_api(RlxBuf *c, const RlxEmitJob *job, const char *host, const char *init_arg) {
+    const char *N = job->name;
+    rlx_emit(c, "");
+    rlx_emit(c, "int %s_init(rlx_model **m) { return %s_model_new(%s, m); }", N, host, init_arg);
+    rlx_emit(c, "int %s_load_weights(rlx_model *m, const char *path) { return %s_load_weights(m, path); }", N, host);
+    rlx_emit(c, "int %s_load_weights_buffer(rlx_model *m, const void *buf, size_t len) {", N);
+    rlx_emit(c, "    return %s_load_weights_buffer(m, buf, len);", host);
+    rlx_emit(c, "}");
+    rlx_emit(c, "int %s_run(rlx_model *m, const void *const *inputs, void *const *outputs) {", N);
+    rlx_emit(c, "    return %s_run(m, inputs, outputs);", host);
+    rlx_emit(c, "}");
+    rlx_emit(c, "void %s_free(rlx_model *m) { %s_model_free(m); }", N, host);
+    if (job->emit_main) {
+        rlx_emit(c, "");
+        rlx_emit(c, "static const rlx_model_api %s_api = {", N);
+        rlx_emit(c, "    &%s_info, %s_init, %s_load_weights, %s_run, %s_free, NULL, %s_device_name,", N, N, N, N, N,
+                 host);
+        rlx_emit(c, "};");
+        rlx_emit(c, "int %s_main(int argc, char **argv) { return rlx_main(argc, argv, &%s_api); }", N, N);
+        rlx_emit(c, "int main(int argc, char **argv) { return %s_main(argc, argv); }", N);
+    }
+}
