@@ -39,8 +39,11 @@
 #include "../../runtime_min/rlx_gpu.h"
 #include "cuda.h"
 
+/* Register-tiled products (no loop cap on CUDA devices) and, with warps of
+ * 32, the row reductions by shuffles (gpu.h: RlxGpuOptions). */
 static void *cuda_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
-    return rlx_gpu_select(g, plan, tl, RLX_LANG_CUDA, &rlx_target_cuda.limits);
+    RlxGpuOptions opt = {rlx_target_cuda.features, 1};
+    return rlx_gpu_select_with(g, plan, tl, RLX_LANG_CUDA, &rlx_target_cuda.limits, &opt);
 }
 
 /* the line (1-based) the next byte of b goes on, counting from *pos (and

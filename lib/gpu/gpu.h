@@ -68,6 +68,18 @@ typedef struct {
     const char *name, *text;
 } RlxGpuDefine;
 
+/* What a target's select asks of the shared GPU select beyond its limits:
+ * the kernels that need a feature, or that suit only some targets. The
+ * defaults (all 0, rlx_gpu_select) are the kernels every GPU target runs. */
+typedef struct {
+    unsigned features;     /* RLX_TF_*: with RLX_TF_SUBGROUPS the row reductions (softmax,
+                              LayerNorm) reduce within subgroups of 32 by shuffles
+                              (the prelude's RLX_SHUFFLE_XOR), then across them */
+    int reg_tiles;         /* GEMMs and convolutions in 64 x 64 tiles, 4 x 4 outputs per
+                              invocation (gemm_tiled.kl) where the product is large enough;
+                              its loops run long, so not for lavapipe's loop cap */
+} RlxGpuOptions;
+
 typedef struct {
     const char *tmpl;                    /* template name; NULL: an elementwise region */
     const RlxThunk *thunk;               /* its thunk (the region's steps, comments) */
@@ -83,6 +95,7 @@ typedef struct {
     uint32_t groups[3];
     uint32_t shared_bytes;
     uint64_t trips;                      /* loop iterations of one invocation, all loops */
+    RlxGpuOptions opt;                   /* the target's (an input to the builders) */
 } RlxGpuLaunch;
 
 /* A distinct kernel and a dispatch of it. */
@@ -119,6 +132,9 @@ typedef struct {
  * target must not allow it). */
 RlxGpuProgram *rlx_gpu_select(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl, RlxLang lang,
                               const RlxTargetLimits *lim);
+/* The same with the target's options (NULL: the defaults). */
+RlxGpuProgram *rlx_gpu_select_with(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl, RlxLang lang,
+                                   const RlxTargetLimits *lim, const RlxGpuOptions *opt);
 
 /* schedule.c: a host file's kernel table, dispatches and NAME_schedule
  * (rlx_gpu.h) for the program in job->selected; code[k] and code_bytes[k]
@@ -181,5 +197,8 @@ const char *rlx_gpu_node_check_vision(const RlxGraph *g, int node);
 /* The launches of one thunk (launch.c) into out[0..RLX_GPU_MAX_LAUNCHES);
  * returns how many it wrote, 0 if the kind has no template. */
 int rlx_gpu_launches(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *out);
+/* The same with the target's options (NULL: the defaults; out->opt). */
+int rlx_gpu_launches_with(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, const RlxGpuOptions *opt,
+                          RlxGpuLaunch *out);
 
 #endif

@@ -279,7 +279,30 @@ static void epilogue(const RlxGraph *g, RlxGpuLaunch *l, const RlxThunk *t, int 
     rlx_gpu_define(l, "ACT_B", float_lit(PF("act_b")));
 }
 
-/* matmul.kl or gemv.kl over one product (plus batch dims) */
+/* gemm_tiled.kl for an rows x cols product over kdim in z batches, where
+ * the target asks for register tiles and both sides fill a good part of a
+ * 64 x 64 tile (smaller products keep the 16 x 16 kernels: a tile of
+ * mostly idle invocations costs more than it saves); 0 if not. */
+static int reg_tiled(RlxGpuLaunch *l, int64_t rows, int64_t cols, int64_t kdim, int64_t z) {
+    if (!l->opt.reg_tiles || rows < 32 || cols < 32) return 0;
+    l->tmpl = "gemm_tiled";
+    l->local[0] = l->local[1] = 16;
+    l->local[2] = 1;
+    l->groups[0] = (uint32_t)ceil_div((uint64_t)cols, 64);
+    l->groups[1] = (uint32_t)ceil_div((uint64_t)rows, 64);
+    l->groups[2] = (uint32_t)z;
+    rlx_gpu_const(l, "GX", l->groups[0]);
+    rlx_gpu_const(l, "RM", rows);
+    rlx_gpu_const(l, "RN", cols);
+    rlx_gpu_const(l, "RK", kdim);
+    l->shared_bytes = 2 * 1088 * 4;
+    /* per step of 16: 4 loads, then 16 x (4 + 4 + 4 + 16); the 16 zeroed
+     * accumulators; the epilogue's 4 + 16 */
+    l->trips = ceil_div((uint64_t)kdim, 16) * (4 + 16 * 28) + 16 + 20;
+    return 1;
+}
+
+/* matmul.kl, gemm_tiled.kl or gemv.kl over one product (plus batch dims) */
 static void product(RlxGpuLaunch *l, int64_t m, int64_t n, int64_t k, int ta, int tb, int brank, const int64_t *bdims,
                     const int64_t *as, const int64_t *bs, const RlxTargetLimits *lim) {
     int64_t nb = 1;
@@ -300,6 +323,10 @@ static void product(RlxGpuLaunch *l, int64_t m, int64_t n, int64_t k, int ta, in
         l->local[1] = l->local[2] = 1;
         grid_of(l, ceil_div((uint64_t)(n * nb), 128), lim);
         l->trips = (uint64_t)k + (uint64_t)brank;
+        return;
+    }
+    if (reg_tiled(l, m, n, k, nb)) {
+        l->trips += (uint64_t)brank;
         return;
     }
     l->tmpl = "matmul";
@@ -365,7 +392,9 @@ static int l_conv2d(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
     rlx_gpu_const(l, "GROUPS", group);
     rlx_gpu_const(l, "CG", cg);
     rlx_gpu_const(l, "OCG", ocg);
-    if (ocg >= 4 && kdim >= 8) {   /* the C target's own test for when a GEMM pays (select_c.c) */
+    if (ocg >= 4 && kdim >= 8 && reg_tiled(l, ocg, oh * ow, kdim, n * group)) {
+        rlx_gpu_const(l, "CONV", 1);
+    } else if (ocg >= 4 && kdim >= 8) {   /* the C target's own test for when a GEMM pays (select_c.c) */
         l->tmpl = "conv2d";
         l->local[0] = l->local[1] = 16;
         l->local[2] = 1;
@@ -385,6 +414,12 @@ static int l_conv2d(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits 
 
 /* ---- normalizations and reductions ---- */
 
+/* A row reduction by a workgroup of 128 reduces within subgroups of 32
+ * by shuffles where the target has them (softmax_rows.kl, layernorm.kl). */
+static void subgroup_reduce(RlxGpuLaunch *l) {
+    if (l->opt.features & RLX_TF_SUBGROUPS) rlx_gpu_const(l, "SG_REDUCE", 1);   /* render.c: NEED_SUBGROUP */
+}
+
 static int l_softmax(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *l) {
     int64_t outer = PI("outer"), len = PI("axis_len"), inner = PI("inner");
     rlx_gpu_op(l, t->in[0], dtype_gt(g, t->in[0]), 0);
@@ -397,6 +432,7 @@ static int l_softmax(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits
         grid_rows(l, outer, lim);
         l->shared_bytes = 128 * 4;
         l->trips = 3 * ceil_div((uint64_t)len, 128) + 14;
+        subgroup_reduce(l);
     } else {
         l->tmpl = "softmax_cols";
         rlx_gpu_const(l, "INNER", inner);
@@ -414,6 +450,7 @@ static int l_layernorm(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimi
     rlx_tk_get_a(t, "scale_strides", ss);
     rlx_tk_get_a(t, "bias_strides", bs);
     l->tmpl = "layernorm";
+    subgroup_reduce(l);
     rlx_gpu_op(l, t->in[0], dtype_gt(g, t->in[0]), 0);
     rlx_gpu_op(l, t->in[1], dtype_gt(g, t->in[1]), 0);
     int has_bias = PI("has_bias") != 0;
@@ -695,10 +732,16 @@ static Builder builder_of(RlxKernelKind k) {
 int rlx_gpu_has_kind(RlxKernelKind kind) { return builder_of(kind) != NULL; }
 
 int rlx_gpu_launches(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, RlxGpuLaunch *out) {
+    return rlx_gpu_launches_with(g, t, lim, NULL, out);
+}
+
+int rlx_gpu_launches_with(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *lim, const RlxGpuOptions *opt,
+                          RlxGpuLaunch *out) {
     Builder b = builder_of(t->kind);
     if (!b) return 0;
     memset(out, 0, sizeof *out * RLX_GPU_MAX_LAUNCHES);
     for (int k = 0; k < RLX_GPU_MAX_LAUNCHES; k++) {
+        if (opt) out[k].opt = *opt;
         out[k].thunk = t;
         out[k].local[0] = out[k].local[1] = out[k].local[2] = 1;
     }

@@ -462,8 +462,10 @@ const char *rlx_gpu_render_split(const RlxGraph *g, const RlxGpuLaunch *l, RlxLa
         need |= type_needs(l->ops[i].type);
     }
     if (!l->tmpl) need |= region_needs(l->thunk);
-    for (int i = 0; i < l->nconst; i++)
+    for (int i = 0; i < l->nconst; i++) {
         if (!strcmp(l->consts[i].name, "RLX_NEED_INT64")) need |= RLX_GPU_NEED_INT64;
+        if (!strcmp(l->consts[i].name, "SG_REDUCE")) need |= RLX_GPU_NEED_SUBGROUP;   /* launch.c */
+    }
     *needs = need;
     emit_preamble(&b, lang, need, used[0][G_F16] || used[1][G_F16],
                   rlx_fmt("// %s: %s", name, l->tmpl ? l->tmpl : "elementwise region"));

@@ -55,6 +55,11 @@ static int add_kernel(RlxGpuProgram *p, const RlxGraph *g, const RlxGpuLaunch *l
 
 RlxGpuProgram *rlx_gpu_select(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl, RlxLang lang,
                               const RlxTargetLimits *lim) {
+    return rlx_gpu_select_with(g, plan, tl, lang, lim, NULL);
+}
+
+RlxGpuProgram *rlx_gpu_select_with(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *tl, RlxLang lang,
+                                   const RlxTargetLimits *lim, const RlxGpuOptions *opt) {
     RlxGpuProgram *p = rlx_alloc(sizeof *p);
     p->lang = lang;
     const char **named = NULL;   /* per kernel: its source with its own name */
@@ -64,7 +69,7 @@ RlxGpuProgram *rlx_gpu_select(const RlxGraph *g, const RlxPlan *plan, const RlxT
     for (int i = 0; i < tl->n; i++) {
         const RlxThunk *t = &tl->t[i];
         RlxGpuLaunch ls[RLX_GPU_MAX_LAUNCHES];
-        int nl = rlx_gpu_launches(g, t, lim, ls);
+        int nl = rlx_gpu_launches_with(g, t, lim, opt, ls);
         if (!nl)
             rlx_node_error(g, t->node, "no GPU kernel for the '%s' computation (internal: the target's legalize column "
                            "allows it)", t->kind == RLX_K_ELTWISE ? "elementwise" : rlx_kernels[t->kind].name);

@@ -261,7 +261,7 @@ CASES = [transpose_odd, slice_negative_steps, expand_broadcast, concat_split_i64
          reduce_max_prod_int_long, reduce_l2_f64_long, argmax_ties, maxpool_pads_indices, maxpool_i8_u8,
          avgpool_count_pad]
 
-for fam in ("index", "vision"):
+for fam in ("index", "vision", "tiles"):
     try:
         CASES += importlib.import_module("cases_" + fam).CASES
     except ModuleNotFoundError:
