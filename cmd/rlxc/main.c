@@ -97,7 +97,13 @@ static const char usage_text[] =
     "  RLXC_RUNTIME_DIR the runtime sources to build from (default: beside rlxc)\n"
     "  RLX_ISA          read by the built program: portable, avx2 or avx512 forces the kernels'\n"
     "                   instruction set (default: the widest this CPU runs, chosen at start)\n"
-    "  RLX_THREADS      read by the built program: its thread count\n";
+    "  RLX_THREADS      read by the built program: its thread count\n"
+    "  RLXC_NVRTC       --target cuda: the NVRTC library to open (default libnvrtc.so.13, .so.12 or\n"
+    "                   .so through the dynamic linker, then in $CUDA_HOME/lib64, CUDA_HOME\n"
+    "                   defaulting to /usr/local/cuda)\n"
+    "  RLX_LIBCUDA, RLX_CUDA_DEVICE\n"
+    "                   read by a --target cuda program: the driver library (default\n"
+    "                   libcuda.so.1) and the device ordinal (default 0)\n";
 
 typedef struct {
     const char *model, *out, *name, *target, *dump;
