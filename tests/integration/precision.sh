@@ -13,7 +13,9 @@
 #   the largest error within the bounds docs/precision.md states, the arena
 #   at most 0.6x the f32 one, the int8 weights file at most 0.3x; the CNN on
 #   spirv (lavapipe, validation layer on, any message fails) likewise, and
-#   the LSTM on spirv under f16 and bf16 against the C target's same build.
+#   the LSTM on spirv under f16 and bf16 against the C target's same build;
+#   on cuda (the CPU shim, both thread orders, ptxas) the CNN and the
+#   transformer under bf16 likewise.
 # - Determinism (the same bytes twice), warning-free C from gcc and clang.
 # - Bad values and targets that cannot: one line, exit 1, no files.
 source "$(dirname "$0")/../tools/testlib.sh"
@@ -142,6 +144,47 @@ if [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || ls /usr/share/vulkan/ic
     done
 else
     skip "spirv under --precision auto" "no lavapipe"
+fi
+
+# ---- the cuda target follows the plan (the CPU shim, tests/shim/) ----
+# The CNN under auto with f16 weights and the transformer under bf16 (its
+# LayerNorm and softmax rows in halves, reduced by warp shuffles): each
+# module passes ptxas for sm_80, runs through the real host over the
+# stand-in driver in forward and in reverse thread order (the same bytes,
+# no `cuda_driver:` report), and meets the bounds above against PyTorch.
+PTXAS=${CUDA_HOME:-/usr/local/cuda}/bin/ptxas
+if ! out=$("$RLXC" examples/shapes.rlxg --target cuda -o "$TMP/nvrtc_probe" 2>&1) && grep -q "needs NVRTC" <<<"$out"; then
+    skip "cuda under --precision" "no NVRTC on this machine"
+elif ! out=$(bash tests/shim/build.sh 2>&1); then
+    fail "build the stand-in CUDA driver" "$out"
+else
+    for run in "cnn --precision auto --weights f16" "transformer --precision bf16"; do
+        set -- $run
+        m=$1; shift
+        d=$TMP/cu_$m
+        mkdir -p "$d"
+        if ! "$RLXC" $ZOO/$m/model.onnx --target cuda "$@" --build -o "$d/m" --report "$d/m" >/dev/null 2>"$d/err" ||
+            ! bash tests/shim/kernels.sh "$d/m.cu" "$d/kernels.so" 2>>"$d/err" ||
+            ! $PY tests/shim/ptx_of.py "$d/m.c" "$d/m.ptx" 2>>"$d/err"; then
+            fail "cuda $run builds" "$(head -n 3 "$d/err")"
+            continue
+        fi
+        if [ -x "$PTXAS" ]; then check "cuda $run: ptxas sm_80 accepts the module" "$PTXAS" -arch=sm_80 "$d/m.ptx" -o "$d/m.cubin"
+        else skip "cuda $run: ptxas" "no ptxas at $PTXAS"; fi
+        ok=1
+        for o in forward reverse; do
+            RLX_LIBCUDA=$ROOT/build/shim/libcuda.so.1 RLX_SHIM_ORDER=$o RLX_SHIM_KERNELS=$d/kernels.so \
+                RLX_SHIM_EXPECT_PTX=$d/m.ptx "$d/m" -i $ZOO/$m/in_0.npy -o "$d/$o.npy" >"$d/$o.out" 2>&1 &&
+                ! grep -q "cuda_driver:" "$d/$o.out" || { ok=0; fail "cuda $run runs ($o order)" "$(head -n 3 "$d/$o.out")"; }
+        done
+        [ $ok = 1 ] || continue
+        if ! cmp -s "$d/forward.npy" "$d/reverse.npy"; then fail "cuda $run: two thread orders agree" "outputs differ"
+        elif r=$(compare "$d/forward.npy" $ZOO/$m/expected_0.npy 0.999 0.01); then pass "cuda $run against PyTorch: $r"
+        else fail "cuda $run against PyTorch (cosine >= 0.999, error <= 1%)" "$r"; fi
+        a=$(report_field "$d/m.txt" "arena bytes") a32=$(report_field "$TMP/z_$m/f32.txt" "arena bytes")
+        if [ -n "$a" ] && [ -n "$a32" ] && [ $((a * 10)) -le $((a32 * 6)) ]; then pass "cuda $m arena $a <= 0.6 x $a32"
+        else fail "cuda $m arena at most 0.6x" "$a vs $a32"; fi
+    done
 fi
 
 # ---- --keep-f32 ----
