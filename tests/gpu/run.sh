@@ -23,8 +23,9 @@
 #      accesses inside kernels, which plain validation misses), the first few;
 #      cuda: with the kernels and the driver under ASan and UBSan;
 #   3. the zoo (build/zoo, exported by tests/zoo/run.sh) and the bundled
-#      example: TARGET against the C target's default build, and against
-#      PyTorch;
+#      examples (shapes.rlxg; make demo's digits classifier on its 450
+#      held-out images): TARGET against the C target's default build, and
+#      the zoo against PyTorch, the digits as many right as PyTorch;
 #   4. spirv: a model whose kernel would run past lavapipe's loop limit is
 #      refused by the host (RLX_E_DEV_LOOPS) rather than run with its loops
 #      cut short;
@@ -68,14 +69,14 @@ run_cuda() {
 }
 
 # build_run DIR TARGET: builds DIR/model.rlxg (or DIR/model.onnx) for TARGET
-# into DIR/TARGET/model, runs it on DIR/in_K.npy, writes DIR/TARGET/out_K.npy;
+# (with rlxc's options $XARGS) into DIR/TARGET/model, runs it on DIR/in_K.npy, writes DIR/TARGET/out_K.npy;
 # sets why on failure
 build_run() {
     local d=$1 t=$2 w=$1/$2 m args=() k=0 out
     m=$d/model.rlxg
     [ -f "$m" ] || m=$d/model.onnx
     rm -rf "$w" && mkdir -p "$w"
-    if ! out=$("$RLXC" "$m" --target "$t" --build -o "$w/model" 2>&1); then
+    if ! out=$("$RLXC" "$m" --target "$t" ${XARGS:-} --build -o "$w/model" 2>&1); then
         why="rlxc --target $t: $(head -n 1 <<<"$out")"
         return 1
     fi
@@ -209,6 +210,24 @@ if build_run "$d" c && build_run "$d" "$T"; then
 else
     fail "$T example shapes" "$why"
 fi
+# the digits classifier of make demo on its 450 held-out images: the C
+# target's probabilities and digits, and as many right as PyTorch
+d=$TMP/digits
+mkdir -p "$d"
+cp examples/digits/model.onnx "$d/"
+cp examples/digits/heldout_pixels.npy "$d/in_0.npy"
+NOUT=2 XARGS="--dim batch=450" why= msg= right=
+if build_run "$d" c && build_run "$d" "$T"; then
+    if msg=$($PY tests/gpu/compare.py "$d/c" "$d/$T" /dev/null 2>&1) &&
+        right=$($PY -c "import numpy as n, sys; print((n.load(sys.argv[1]).ravel() == n.load(sys.argv[2]).ravel()).sum())" \
+            "$d/$T/out_1.npy" examples/digits/heldout_labels.npy 2>&1) &&
+        [ "$right" = "$(cut -d' ' -f1 examples/digits/torch_accuracy.txt)" ]; then
+        pass "$T example digits: $msg; $right of 450 right (PyTorch: $(cut -d' ' -f1 examples/digits/torch_accuracy.txt))"
+    else fail "$T example digits" "$msg; right: $right"; fi
+else
+    fail "$T example digits" "$why"
+fi
+XARGS=
 
 # 4: the loop limit. A softmax over one column of 40000 elements runs three
 # passes of 40000 iterations in one invocation (120000 > 65535).
