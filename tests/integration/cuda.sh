@@ -71,7 +71,7 @@ if out=$($PY tests/gpu/cases.py "$TMP/cases" 2>&1); then
 else
     fail "tests/gpu/cases.py" "$out"
 fi
-for z in mlp cnn resnet18 mobilenetv2 transformer; do
+for z in mlp cnn resnet18 mobilenetv2 transformer lstm; do
     if [ -f build/zoo/$z/model.onnx ]; then models+=(build/zoo/$z/model.onnx)
     else skip "zoo $z through ptxas" "build/zoo/$z not exported (tests/zoo/run.sh)"; fi
 done
