@@ -7,9 +7,10 @@
 # Needs build/rlxc and build/librlxrt.a (make), the zoo at batch 1
 # (build/zoo, bash tests/zoo/run.sh), NVRTC for rlxc, and a driver
 # (libcuda.so.1, or $RLX_LIBCUDA) with a device. For each model (default
-# mlp,cnn,resnet18,mobilenetv2,transformer) and batch (default 1,32; the
+# mlp,cnn,resnet18,mobilenetv2,transformer,lstm) and batch (default 1,32; the
 # batch-32 models are exported from tests/zoo/export.py's constructors into
-# build/zoo_b32 where /usr/bin/python3 has torch, else skipped with a line):
+# build/zoo_b32 where /usr/bin/python3 has torch, else skipped with a line;
+# "batch 1" is build/zoo as exported, whose LSTM takes 2 sequences):
 #
 #   1. builds it for c and for cuda (--build), runs both on the same input,
 #      and compares the outputs (tests/gpu/compare.py: rtol 1e-3, atol 1e-4);
@@ -32,7 +33,7 @@ cd "$(dirname "$0")/.."
 PY=/usr/bin/python3
 RLXC=build/rlxc
 OUT=build/bench/cuda
-MODELS=mlp,cnn,resnet18,mobilenetv2,transformer
+MODELS=mlp,cnn,resnet18,mobilenetv2,transformer,lstm
 BATCHES=1,32
 RUNS=20
 SHIM=0
