@@ -62,8 +62,9 @@ $(B)/obj/lib/codegen_spirv/%.o: lib/codegen_spirv/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(CFLAGS) $(SPIRV_CFLAGS) -Ilib -Iruntime_min -c $< -o $@
 
-# The GPU kernels' templates and preludes (lib/gpu/), embedded as strings.
-GPU_KL = $(sort $(wildcard lib/gpu/*.kl lib/gpu/kernels/*.kl))
+# The GPU kernels' templates and preludes (lib/gpu/), embedded as strings,
+# and the Metal host that the msl target writes out (lib/codegen_msl/).
+GPU_KL = $(sort $(wildcard lib/gpu/*.kl lib/gpu/kernels/*.kl)) lib/codegen_msl/metal_host.m
 LIB_OBJS += $(B)/obj/gen/gpu_sources.o
 $(B)/gen/gpu_sources.c: $(GPU_KL) scripts/embed_kl.sh
 	@mkdir -p $(dir $@)

@@ -132,6 +132,7 @@ typedef struct RlxTarget {
     int (*half_operand)(const RlxGraph *g, int node, int operand);
     unsigned reduced_weights;
     int (*weights_operand)(const RlxGraph *g, int node, int64_t *rows, int64_t *cols, int *by_col);
+    const char *no_build;        /* why --build can't build this target's output here (NULL: it can) */
     void (*prepare)(RlxGraph *g, const RlxOptions *opt);                 /* may be NULL */
     int (*lower)(void *L, int node);                                     /* RlxLower *; may be NULL */
     /* may be NULL; what it returns reaches emit as job->selected */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # embed_kl.sh OUT.c FILE.kl... - the GPU kernel templates and preludes as C
 # strings: `const char *const rlx_gpu_sources[][2]` = {{"name", "text"}, ...,
-# {NULL, NULL}}, name = the file's base name without .kl. The Makefile runs
-# it into build/gen/gpu_sources.c; lib/gpu/render.c looks sources up by name.
+# {NULL, NULL}}, name = the file's base name without .kl (other files, such
+# as the Metal host metal_host.m, keep their suffix). The Makefile runs it
+# into build/gen/gpu_sources.c; lib/gpu/render.c looks sources up by name.
 set -euo pipefail
 out=$1
 shift

@@ -421,6 +421,7 @@ static void compile(const Args *a) {
         return;
     }
     const RlxTarget *tg = rlx_target_find(g->file, a->target);
+    if (a->build && tg->no_build) rlx_error("rlxc: --build: %s", tg->no_build);
     rlx_constants_to_weights(g);
     rlx_schedule(g);
     rlx_infer(g);
