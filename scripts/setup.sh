@@ -17,6 +17,7 @@ libshaderc-dev glslang-dev glslc spirv-tools glslang-tools
 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm python3-sklearn
+spirv-cross
 "
 
 missing=()

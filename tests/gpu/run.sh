@@ -3,7 +3,8 @@
 # machine's GPU stand-in, against the C target.
 #
 #   tests/gpu/run.sh [TARGET]     (default spirv: lavapipe, Mesa's Vulkan on the CPU;
-#                                  cuda: the CPU shim, tests/shim/)
+#                                  cuda: the CPU shim, tests/shim/;
+#                                  msl: the MSL shim, tests/shim/msl/build.sh)
 #
 # spirv: every program runs with the Vulkan validation layer on
 # (VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation) and RLX_VK_DEBUG=1, and a
@@ -32,8 +33,17 @@
 #   5. rlxc refuses, in one line naming the file (and the node) with exit
 #      status 1 and no output file, an op the C target has and TARGET lacks
 #      (GridSample of f64) and a malformed model.
+# msl: every program is built through the MSL shim (which type-checks the
+# kernels and the Objective-C host first) and runs twice, in the executor's
+# forward and reverse orders (threads, blocks, and the dispatches between two
+# barriers), which must give the same bits; checks 2 and 4 are Vulkan's, and
+# instead
+#   6. the spirv target's kernels translated by spirv-cross --msl run on the
+#      same shim with spirv's schedule (tests/shim/msl/spvx.py) for a subset
+#      of the cases and the zoo, against the msl kernels' outputs.
 # One line per check, then `N passed, N failed`; exit 1 if anything failed.
-# The ONNX node tests for TARGET are tests/conformance/run_gpu.sh.
+# The ONNX node tests for TARGET are tests/conformance/run_gpu.sh
+# (run_msl.sh for msl).
 source "$(dirname "$0")/../tools/testlib.sh"
 need_rlxc
 T=${1:-spirv}
@@ -68,15 +78,24 @@ run_cuda() {
         timeout 600 "$w/model" "${args[@]}" 2>&1
 }
 
+# build_target MODEL TARGET BASE: the executable BASE (msl: through the shim)
+build_target() {
+    case $2 in
+        msl) "$RLXC" "$1" --target msl ${XARGS:-} --emit-main -o "$3" && bash tests/shim/msl/build.sh "$3" ;;
+        *) "$RLXC" "$1" --target "$2" ${XARGS:-} --build -o "$3" ;;
+    esac
+}
+
 # build_run DIR TARGET: builds DIR/model.rlxg (or DIR/model.onnx) for TARGET
-# (with rlxc's options $XARGS) into DIR/TARGET/model, runs it on DIR/in_K.npy, writes DIR/TARGET/out_K.npy;
+# (with rlxc's options $XARGS) into DIR/TARGET/model, runs it on DIR/in_K.npy, writes DIR/TARGET/out_K.npy
+# (cuda and msl: again in the reverse order, which must give the same bytes);
 # sets why on failure
 build_run() {
-    local d=$1 t=$2 w=$1/$2 m args=() k=0 out
+    local d=$1 t=$2 w=$1/$2 m args=() rargs=() k=0 out
     m=$d/model.rlxg
     [ -f "$m" ] || m=$d/model.onnx
     rm -rf "$w" && mkdir -p "$w"
-    if ! out=$("$RLXC" "$m" --target "$t" ${XARGS:-} --build -o "$w/model" 2>&1); then
+    if ! out=$(build_target "$m" "$t" "$w/model" 2>&1); then
         why="rlxc --target $t: $(head -n 1 <<<"$out")"
         return 1
     fi
@@ -108,10 +127,24 @@ build_run() {
         fi
         return 0
     fi
-    for ((k = 0; k < ${NOUT:-1}; k++)); do args+=(-o "$w/out_$k.npy"); done
+    rargs=("${args[@]}")
+    for ((k = 0; k < ${NOUT:-1}; k++)); do args+=(-o "$w/out_$k.npy"); rargs+=(-o "$w/rev/out_$k.npy"); done
     if ! out=$(timeout 600 "$w/model" "${args[@]}" 2>&1); then
         why="$t run: $(grep -v "^$VAL" <<<"$out" | head -n 1)"
         return 1
+    fi
+    if [ "$t" = msl ]; then
+        mkdir -p "$w/rev"
+        if ! out=$(RLX_SHIM_ORDER=reverse timeout 600 "$w/model" "${rargs[@]}" 2>&1); then
+            why="$t run (reverse order): $(head -n 1 <<<"$out")"
+            return 1
+        fi
+        for ((k = 0; k < ${NOUT:-1}; k++)); do
+            if ! cmp -s "$w/out_$k.npy" "$w/rev/out_$k.npy"; then
+                why="$t: output $k differs between the forward and the reverse order"
+                return 1
+            fi
+        done
     fi
     if grep -q "^$VAL" <<<"$out"; then
         why="$t: $(grep -c "^$VAL" <<<"$out") validation messages: $(grep -m1 "^$VAL" <<<"$out" | cut -c1-200)"
@@ -162,7 +195,7 @@ else
                     fail "$T $name (ASan, UBSan)" "outputs differ from the plain run: $msg"
                 else pass "$T $name (ASan, UBSan): clean, same bits"; fi
             fi
-        elif [ $n -le "$GPU_AV_CASES" ] && [ -x "$d/$T/model" ]; then
+        elif [ "$T" = spirv ] && [ $n -le "$GPU_AV_CASES" ] && [ -x "$d/$T/model" ]; then
             args=()
             k=0
             while [ -e "$d/in_$k.npy" ]; do args+=(-i "$d/in_$k.npy"); k=$((k + 1)); done
@@ -226,6 +259,35 @@ else
     fail "$T example digits" "$why"
 fi
 XARGS=
+
+# 6 (msl): spirv-cross's translation of the spirv kernels on the same shim
+if [ "$T" = msl ]; then
+    for d in $C/gemm_trans_bias $C/conv_strided_dilated_grouped $C/softmax_long_rows $C/layernorm_wide \
+        $C/reduce_mean_axes $C/pad_reflect $C/region_mixed_types $C/maxpool_pads_indices $TMP/zoo/cnn $TMP/zoo/mlp \
+        $TMP/zoo/transformer $TMP/example; do
+        label=${d#$TMP/}
+        label=${label#cases/}
+        [ -d "$d/msl" ] || { fail "spirv-cross $label" "no msl build to compare with"; continue; }
+        m=$d/model.rlxg
+        [ -f "$m" ] || m=$d/model.onnx
+        args=()
+        k=0
+        while [ -e "$d/in_$k.npy" ]; do args+=(-i "$d/in_$k.npy"); k=$((k + 1)); done
+        nout=$(ls "$d"/msl/out_*.npy | wc -l)
+        for ((k = 0; k < nout; k++)); do args+=(-o "$d/spvx/out_$k.npy"); done
+        rm -rf "$d/spvx" && mkdir -p "$d/spvx"
+        if ! out=$("$RLXC" "$m" --target spirv --emit-main -o "$d/spvx/model" 2>&1 &&
+            $PY tests/shim/msl/spvx.py "$d/spvx/model" 2>&1); then
+            fail "spirv-cross $label" "$(head -n 1 <<<"$out")"
+        elif ! out=$(timeout 600 "$d/spvx/model" "${args[@]}" 2>&1); then
+            fail "spirv-cross $label" "run: $(head -n 1 <<<"$out")"
+        elif msg=$($PY tests/gpu/compare.py "$d/msl" "$d/spvx" "$d/tol.json" 2>&1); then
+            pass "spirv-cross $label: against the msl kernels, ${msg#max abs error vs the C target }"
+        else
+            fail "spirv-cross $label" "$msg"
+        fi
+    done
+fi
 
 # 4: the loop limit. A softmax over one column of 40000 elements runs three
 # passes of 40000 iterations in one invocation (120000 > 65535).

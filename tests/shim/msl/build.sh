@@ -36,7 +36,9 @@ CHECK_CXX=${CHECK_CXX:-clang++}
 OPT=${MSL_SHIM_OPT:--O1}
 obj=$root/build/shim
 # MSL's attributes that rlxc's kernels (and spirv-cross's) may carry
-ATTRS='buffer\([0-9]+\)|thread_position_in_threadgroup|threadgroup_position_in_grid|thread_position_in_grid|threads_per_threadgroup|threadgroups_per_grid|thread_index_in_threadgroup|thread_index_in_simdgroup|simdgroup_index_in_threadgroup|threads_per_simdgroup|max_total_threads_per_threadgroup\([0-9]+\)'
+ATTRS='buffer\([0-9]+\)|thread_position_in_threadgroup|threadgroup_position_in_grid|thread_position_in_grid'
+ATTRS+='|threads_per_threadgroup|threadgroups_per_grid|thread_index_in_threadgroup|thread_index_in_simdgroup'
+ATTRS+='|simdgroup_index_in_threadgroup|threads_per_simdgroup|max_total_threads_per_threadgroup\([0-9]+\)'
 
 die() {
     echo "msl shim: $name: $*" >&2
@@ -53,7 +55,8 @@ bad=$(grep -oE '\[\[[^]]*\]\]' "$base.metal" | sed -E 's/^\[\[ *//; s/ *\]\]$//'
 
 # 2. the kernels type-check as MSL (C++14 over the shim)
 if ! out=$("$CHECK_CXX" -std=c++14 -fsyntax-only -x c++ -I"$here" -fsigned-char -Wall -Wextra -Werror \
-    -Wno-unused-parameter -Wno-unused-function -Wno-unknown-attributes -Wdouble-promotion -Wimplicit-float-conversion "$base.metal" 2>&1); then
+    -Wno-unused-parameter -Wno-unused-function -Wno-unknown-attributes -Wdouble-promotion \
+    -Wimplicit-float-conversion "$base.metal" 2>&1); then
     die "type check: $(first_error "$out")"
 fi
 [ $check_only = 1 ] && exit 0

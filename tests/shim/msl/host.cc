@@ -5,6 +5,11 @@
  * compiled over the shim (msl_kernels.h). A test tool (C++14), built by
  * build.sh with -DRLX_MTL_PREFIX=NAME.
  *
+ * Built with -DRLX_SHIM_VK instead, it defines the Vulkan host's rlx_vk_*
+ * functions (rlx_gpu.h), so that the spirv target's OUT.c runs its schedule
+ * with spirv-cross's MSL translation of its SPIR-V kernels (spvx.py), found
+ * by name in the same kind of table; there is no library source to check.
+ *
  * What the Metal host does, this does the same way: rlx_gpu_check of the
  * tables and then of a device (an Apple7-class GPU: everything but f64,
  * 1024 threads, 32 KB of threadgroup memory), the fingerprint (the library
@@ -29,20 +34,6 @@
 #include "../gpu_fiber.h"
 #include "msl_run.h"
 #include "rlx_gpu.h"
-
-#define RLX_MTL_CAT2(a, b) a##_mtl_##b
-#define RLX_MTL_CAT(a, b) RLX_MTL_CAT2(a, b)
-#define RLX_MTL(x) RLX_MTL_CAT(RLX_MTL_PREFIX, x)
-
-extern "C" {
-int RLX_MTL(model_new)(const rlx_gpu_schedule *s, const char *msl, size_t msl_bytes, const char *fingerprint,
-                       rlx_model **out);
-int RLX_MTL(load_weights)(rlx_model *m, const char *path);
-int RLX_MTL(load_weights_buffer)(rlx_model *m, const void *buf, size_t len);
-int RLX_MTL(run)(rlx_model *m, const void *const *inputs, void *const *outputs);
-void RLX_MTL(model_free)(rlx_model *m);
-const char *RLX_MTL(device_name)(const rlx_model *m);
-}
 
 namespace {
 
@@ -100,7 +91,7 @@ int init(Host *h, const char *msl, size_t msl_bytes, const char *fingerprint) {
     caps.max_buffer_bytes = (uint64_t)1 << 32;
     int st = rlx_gpu_check(s, &caps);
     if (st) return st;
-    if ((st = check_library(s, msl, msl_bytes, fingerprint))) return st;
+    if (fingerprint && (st = check_library(s, msl, msl_bytes, fingerprint))) return st;
     h->kernels = (const msl_shim_kernel **)calloc(s->nkernels ? s->nkernels : 1, sizeof *h->kernels);
     if (!h->kernels) return RLX_E_NOMEM;
     for (uint32_t k = 0; k < s->nkernels; k++)
@@ -138,10 +129,9 @@ int dispatch(Host *h, uint32_t i) {
     return RLX_OK;
 }
 
-}  // namespace
+void shim_free(rlx_model *m);
 
-int RLX_MTL(model_new)(const rlx_gpu_schedule *s, const char *msl, size_t msl_bytes, const char *fingerprint,
-                       rlx_model **out) {
+int shim_new(const rlx_gpu_schedule *s, const char *msl, size_t msl_bytes, const char *fingerprint, rlx_model **out) {
     if (!out) return RLX_E_ARG;
     *out = NULL;
     int st = rlx_gpu_check(s, NULL);
@@ -158,14 +148,14 @@ int RLX_MTL(model_new)(const rlx_gpu_schedule *s, const char *msl, size_t msl_by
     m->ctx.nthreads = 1;
     h->s = s;
     if ((st = init(h, msl, msl_bytes, fingerprint))) {
-        RLX_MTL(model_free)(m);
+        shim_free(m);
         return st;
     }
     *out = m;
     return RLX_OK;
 }
 
-void RLX_MTL(model_free)(rlx_model *m) {
+void shim_free(rlx_model *m) {
     Host *h = host_of(m);
     if (h) {
         free(h->kernels);
@@ -179,21 +169,21 @@ void RLX_MTL(model_free)(rlx_model *m) {
     }
 }
 
-int RLX_MTL(load_weights)(rlx_model *m, const char *path) {
+int shim_load_weights(rlx_model *m, const char *path) {
     Host *h = host_of(m);
     if (!h) return RLX_E_ARG;
     int st = rlx_load_weights_file(m, path);
     return st ? st : upload_weights(m, h);
 }
 
-int RLX_MTL(load_weights_buffer)(rlx_model *m, const void *buf, size_t len) {
+int shim_load_weights_buffer(rlx_model *m, const void *buf, size_t len) {
     Host *h = host_of(m);
     if (!h) return RLX_E_ARG;
     int st = rlx_load_weights_buffer(m, buf, len);
     return st ? st : upload_weights(m, h);
 }
 
-int RLX_MTL(run)(rlx_model *m, const void *const *inputs, void *const *outputs) {
+int shim_run(rlx_model *m, const void *const *inputs, void *const *outputs) {
     Host *h = host_of(m);
     if (!h) return RLX_E_ARG;
     const rlx_gpu_schedule *s = h->s;
@@ -228,4 +218,37 @@ int RLX_MTL(run)(rlx_model *m, const void *const *inputs, void *const *outputs) 
     return status ? (int)status : RLX_OK;
 }
 
-const char *RLX_MTL(device_name)(const rlx_model *m) { return host_of(m) ? "device=msl-shim" : "device=none"; }
+const char *shim_device_name(const rlx_model *m) { return host_of(m) ? "device=msl-shim" : "device=none"; }
+
+}  // namespace
+
+/* ---- the entry points ---- */
+
+#if defined(RLX_MTL_PREFIX)
+#define RLX_MTL_CAT2(a, b) a##_mtl_##b
+#define RLX_MTL_CAT(a, b) RLX_MTL_CAT2(a, b)
+#define RLX_MTL(x) RLX_MTL_CAT(RLX_MTL_PREFIX, x)
+extern "C" {
+int RLX_MTL(model_new)(const rlx_gpu_schedule *s, const char *msl, size_t msl_bytes, const char *fingerprint,
+                       rlx_model **out) {
+    if (!fingerprint) return RLX_E_ARG;
+    return shim_new(s, msl, msl_bytes, fingerprint, out);
+}
+int RLX_MTL(load_weights)(rlx_model *m, const char *path) { return shim_load_weights(m, path); }
+int RLX_MTL(load_weights_buffer)(rlx_model *m, const void *buf, size_t len) {
+    return shim_load_weights_buffer(m, buf, len);
+}
+int RLX_MTL(run)(rlx_model *m, const void *const *inputs, void *const *outputs) { return shim_run(m, inputs, outputs); }
+void RLX_MTL(model_free)(rlx_model *m) { shim_free(m); }
+const char *RLX_MTL(device_name)(const rlx_model *m) { return shim_device_name(m); }
+}
+#elif defined(RLX_SHIM_VK)
+int rlx_vk_model_new(const rlx_gpu_schedule *s, rlx_model **out) { return shim_new(s, NULL, 0, NULL, out); }
+int rlx_vk_load_weights(rlx_model *m, const char *path) { return shim_load_weights(m, path); }
+int rlx_vk_load_weights_buffer(rlx_model *m, const void *buf, size_t len) { return shim_load_weights_buffer(m, buf, len); }
+int rlx_vk_run(rlx_model *m, const void *const *inputs, void *const *outputs) { return shim_run(m, inputs, outputs); }
+void rlx_vk_model_free(rlx_model *m) { shim_free(m); }
+const char *rlx_vk_device_name(const rlx_model *m) { return shim_device_name(m); }
+#else
+#error "define RLX_MTL_PREFIX (the msl target's host) or RLX_SHIM_VK (spirv's, for spirv-cross's kernels)"
+#endif

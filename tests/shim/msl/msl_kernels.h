@@ -13,6 +13,7 @@
 namespace msl_shim {
 
 typedef void (*RlxKernel)(device uchar *, device const uchar *, constant RlxPush &, uint3, uint3);
+static_assert(sizeof(RlxPush) == 32 * sizeof(uint32_t), "the operand offsets are the dispatch's 32 words");
 
 template <RlxKernel K> void body(void *arg) {
     const msl_shim_args *a = (const msl_shim_args *)arg;
