@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """run.py - runs rlxc over the ONNX backend node tests and writes docs/conformance.md.
 
-    /usr/bin/python3 tests/conformance/run.py [--only REGEX] [--floor FILE]
+    /usr/bin/python3 tests/conformance/run.py [--only REGEX] [--sample N] [--floor FILE]
         [--rlxc PATH] [--target T] [--jobs N] [--report PATH] [--data DIR] [--keep] [-v]
 
 How it works. Every directory under DATA (default
@@ -42,10 +42,15 @@ the test's model.cu compiled against tests/shim/cuda_shim.h, the real host
 over the stand-in driver (tests/shim/, built once here), run twice, with
 threads and blocks in forward and in reverse order, whose outputs must be
 the same bytes; a `cuda_driver:` line is a runtime error too. Without NVRTC
-the cuda run prints one "skipped" line and passes. --sample N runs every
-Nth test only (in name order), for a quicker run. Its report defaults to
-docs/conformance_T.md. Inputs are the model's graph inputs that have no
-initializer, in declaration order; a .pb file whose tensor name matches a
+the cuda run prints one "skipped" line and passes. msl has no device here:
+its tests are built through the MSL shim (tests/shim/msl/build.sh: the
+kernels type-checked as MSL and the Objective-C host against stub headers,
+then run on the CPU), and each program runs in the executor's forward and
+reverse orders, which must write the same bytes, as on cuda. --sample N
+runs every Nth test only (in name order), for a quicker run. Its report
+defaults to docs/conformance_T.md. Inputs are the model's graph inputs that
+have no initializer, in declaration order; a .pb file whose tensor name
+matches a
 graph input goes to that input, otherwise files go in numeric order. Tests
 run on --jobs worker processes; results are reported in sorted test order,
 so the report is byte-identical when results don't change.
@@ -233,6 +238,11 @@ TARGET_ENV = {"spirv": {"VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation", "RL
               "cuda": {"RLX_LIBCUDA": os.path.join(ROOT, "build", "shim", "libcuda.so.1")}}
 VALIDATION_MARK = "rlx_vk: validation:"
 SHIM_MARK = "cuda_driver:"   # the stand-in CUDA driver's reports (tests/shim/cuda_driver.cc)
+# targets built by a script instead of the C compiler: BASE -> the executable BASE
+TARGET_BUILD = {"msl": ["bash", os.path.join(ROOT, "tests", "shim", "msl", "build.sh")]}
+# targets whose kernels run on the CPU shim: each program runs again with
+# the threads in reverse order, which must write the same bytes
+SHIM_TARGETS = ("cuda", "msl")
 
 
 def run_test(job):
@@ -311,11 +321,16 @@ def _check_built(rc, out, tdir, model, w, rtlib, input_names, frozen):
             return "build failure", "rlxc killed by %s" % signal.Signals(-rc).name
         return "build failure", msg
     exe = os.path.join(w, "model")
-    rc, out = run(CC + CFLAGS + ["-I", os.path.join(ROOT, "runtime_min"), os.path.join(w, "model.c"),
-                                 rtlib, "-Wl,--gc-sections"] + TARGET_LIBS.get(TARGET, []) + ["-lm", "-lpthread", "-o", exe])
-    if rc != 0:
-        line = next((l for l in out.splitlines() if "error" in l), first_line(out))
-        return "build failure", "C compiler: " + line.replace(w + "/", "").strip()
+    if TARGET in TARGET_BUILD:
+        rc, out = run(TARGET_BUILD[TARGET] + [exe])
+        if rc != 0:
+            return "build failure", first_line(out).replace(w + "/", "")
+    else:
+        rc, out = run(CC + CFLAGS + ["-I", os.path.join(ROOT, "runtime_min"), os.path.join(w, "model.c"),
+                                     rtlib, "-Wl,--gc-sections"] + TARGET_LIBS.get(TARGET, []) + ["-lm", "-lpthread", "-o", exe])
+        if rc != 0:
+            line = next((l for l in out.splitlines() if "error" in l), first_line(out))
+            return "build failure", "C compiler: " + line.replace(w + "/", "").strip()
 
     ds = os.path.join(tdir, "test_data_set_0")
     inputs, problem = order_inputs(model, numbered(ds, "input"))
@@ -336,12 +351,13 @@ def _check_built(rc, out, tdir, model, w, rtlib, input_names, frozen):
         problem = _cuda_shim_kernels(w, env)
         if problem:
             return "build failure", problem
+    if TARGET in SHIM_TARGETS:
         env["RLX_SHIM_ORDER"] = "forward"
     rc, out = run(EXEC + argv, env=env)
     problem = _run_problem(rc, out, w)
     if problem:
         return "runtime error", problem
-    if TARGET == "cuda":
+    if TARGET in SHIM_TARGETS:
         rev = [os.path.join(w, "rev_%d.npy" % i) for i in range(len(want))]
         env["RLX_SHIM_ORDER"] = "reverse"
         rc, out = run(EXEC + argv[: len(argv) - 2 * len(outs)] + [a for p in rev for a in ("-o", p)], env=env)

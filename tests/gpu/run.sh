@@ -43,7 +43,7 @@
 #      of the cases and the zoo, against the msl kernels' outputs.
 # One line per check, then `N passed, N failed`; exit 1 if anything failed.
 # The ONNX node tests for TARGET are tests/conformance/run_gpu.sh
-# (run_msl.sh for msl).
+# (tests/conformance/run_msl.sh for msl).
 source "$(dirname "$0")/../tools/testlib.sh"
 need_rlxc
 T=${1:-spirv}
