@@ -6,12 +6,13 @@
  *   OUT.metal     the library, one translation unit: the MSL preamble once
  *                 (rlx_gpu_preamble: prelude_msl.kl and the scalar
  *                 functions), then every kernel's section: its own part
- *                 (rlx_gpu_render_split) with its constant arrays and its
- *                 template's helper functions renamed after the kernel
- *                 (k3_KDIMS, k3_red_base, through a macro each, as MSL's
- *                 kernels must stay at file scope for the host to find
- *                 them by name), and every macro it defined #undef'd after
- *                 it, so that sections never see each other's; then a
+ *                 (rlx_gpu_render_split) with its file-scope names
+ *                 (constant arrays, tables, helper functions) renamed after
+ *                 the kernel (k3_KDIMS, k3_red_base, through a macro
+ *                 each, as MSL's kernels must stay at file scope for the
+ *                 host to find them by name), and every macro it defined
+ *                 #undef'd after it, so that sections never see each
+ *                 other's; then a
  *                 fingerprint kernel rlx_msl_<hash> whose name carries a
  *                 hash of the text before it, so that the host can tell a
  *                 .metallib built from another model's (or another rlxc's)
@@ -71,28 +72,28 @@ static void undefine_macros(RlxBuf *b, const char *text) {
     }
 }
 
-/* A kernel's own part as its section of the library (above): each line
- * "constant int NAME[n] = {...};" becomes KNAME_NAME with NAME a macro for
- * it, and each "RLX_FN TYPE NAME(" gets "#define NAME KNAME_NAME" before
- * it; then the #undefs. */
+/* A kernel's own part as its section of the library (above): each
+ * file-scope declaration (a line that starts with RLX_FN, RLX_TABLE or
+ * constant: helper functions, tables, constant arrays) gets a macro that
+ * renames it after the kernel before it ("#define KDIMS k3_KDIMS"); then
+ * the #undefs of every macro the section defined. */
 static void print_section(RlxBuf *b, const char *kname, const char *body) {
+    static const char *const scoped[] = {"RLX_FN ", "RLX_TABLE ", "constant "};
     RlxBuf sec = {0};
     for (const char *line = body; *line;) {
         const char *end = strchr(line, '\n');
         size_t n = end ? (size_t)(end - line) : strlen(line);
         const char *l = rlx_strndup(line, n);
-        if (!strncmp(l, "constant int ", 13) && strchr(l, '[')) {
-            const char *name = l + 13, *br = strchr(l, '[');
-            rlx_emit(&sec, "constant int %s_%s", kname, name);
-            rlx_emit(&sec, "#define %.*s %s_%.*s", (int)(br - name), name, kname, (int)(br - name), name);
-        } else if (!strncmp(l, "RLX_FN ", 7) && strchr(l, '(')) {
-            const char *paren = strchr(l, '('), *id = paren;
+        for (int i = 0; i < 3; i++) {
+            if (strncmp(l, scoped[i], strlen(scoped[i]))) continue;
+            const char *at = l + strcspn(l, "([");
+            if (!*at) break;
+            const char *id = at;
             while (id > l && ident_char(id[-1])) id--;
-            rlx_emit(&sec, "#define %.*s %s_%.*s", (int)(paren - id), id, kname, (int)(paren - id), id);
-            rlx_emit(&sec, "%s", l);
-        } else {
-            rlx_emit(&sec, "%s", l);
+            rlx_emit(&sec, "#define %.*s %s_%.*s", (int)(at - id), id, kname, (int)(at - id), id);
+            break;
         }
+        rlx_emit(&sec, "%s", l);
         if (!end) break;
         line = end + 1;
     }

@@ -55,7 +55,8 @@ bad=$(grep -oE '\[\[[^]]*\]\]' "$base.metal" | sed -E 's/^\[\[ *//; s/ *\]\]$//'
 
 # 2. the kernels type-check as MSL (C++14 over the shim)
 if ! out=$("$CHECK_CXX" -std=c++14 -fsyntax-only -x c++ -I"$here" -fsigned-char -Wall -Wextra -Werror \
-    -Wno-unused-parameter -Wno-unused-function -Wno-unknown-attributes -Wdouble-promotion \
+    -Wno-unused-parameter -Wno-unused-function -Wno-unused-variable -Wno-unused-const-variable \
+    -Wno-unknown-attributes -Wdouble-promotion \
     -Wimplicit-float-conversion "$base.metal" 2>&1); then
     die "type check: $(first_error "$out")"
 fi
