@@ -840,6 +840,29 @@ Test(legalize, float_only_and_bool) {
     cr_assert_eq(legalize("c"), 0, "%s", rlx_diag.msg);
 }
 
+/* msl: the GPU targets' column without f64, which MSL lacks */
+Test(legalize, msl_refuses_f64) {
+    fresh();
+    int f = input("f", RLX_F32, DIMS(2));
+    int i = input("i", RLX_I64, DIMS(2));
+    output(node("Relu", IDS(f)));
+    output(node("Add", IDS(i, i)));
+    ok();
+    cr_assert_eq(legalize("msl"), 0, "%s", rlx_diag.msg);
+
+    fresh();
+    int x = input("x", RLX_F32, DIMS(2));
+    int d = node("Cast", IDS(x));
+    rlx_attr_add(g, last_node(), "to", RLX_A_DTYPE)->i = RLX_F64;
+    output(node("Exp", IDS(d)));
+    ok();
+    cr_assert_eq(legalize("msl"), 1);
+    cr_assert(strstr(rlx_diag.msg, "2 nodes not supported by target 'msl'") &&
+                  strstr(rlx_diag.msg, "Cast for dtype f64") && strstr(rlx_diag.msg, "Exp for dtype f64"),
+              "%s", rlx_diag.msg);
+    cr_assert_eq(legalize("spirv"), 0, "%s", rlx_diag.msg);   /* Vulkan has doubles */
+}
+
 Test(legalize, other_targets) {
     fresh();
     int f = input("f", RLX_F32, DIMS(2));
