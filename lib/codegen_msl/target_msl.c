@@ -215,28 +215,8 @@ static void msl_emit(const RlxEmitJob *job) {
         code_bytes[i] = rlx_fmt("%zu", len[i]);
     }
     rlx_gpu_emit_schedule(c, job, code, code_bytes);
-    rlx_emit(c, "");
-    rlx_emit(c, "int %s_init(rlx_model **m) {", N);
-    rlx_emit(c, "    return %s_mtl_model_new(&%s_schedule, %s_msl, sizeof %s_msl - 1, \"%s\", m);", N, N, N, N,
-             fingerprint);
-    rlx_emit(c, "}");
-    rlx_emit(c, "int %s_load_weights(rlx_model *m, const char *path) { return %s_mtl_load_weights(m, path); }", N, N);
-    rlx_emit(c, "int %s_load_weights_buffer(rlx_model *m, const void *buf, size_t len) {", N);
-    rlx_emit(c, "    return %s_mtl_load_weights_buffer(m, buf, len);", N);
-    rlx_emit(c, "}");
-    rlx_emit(c, "int %s_run(rlx_model *m, const void *const *inputs, void *const *outputs) {", N);
-    rlx_emit(c, "    return %s_mtl_run(m, inputs, outputs);", N);
-    rlx_emit(c, "}");
-    rlx_emit(c, "void %s_free(rlx_model *m) { %s_mtl_model_free(m); }", N, N);
-    if (job->emit_main) {
-        rlx_emit(c, "");
-        rlx_emit(c, "static const rlx_model_api %s_api = {", N);
-        rlx_emit(c, "    &%s_info, %s_init, %s_load_weights, %s_run, %s_free, NULL, %s_mtl_device_name,", N, N, N, N, N,
-                 N);
-        rlx_emit(c, "};");
-        rlx_emit(c, "int %s_main(int argc, char **argv) { return rlx_main(argc, argv, &%s_api); }", N, N);
-        rlx_emit(c, "int main(int argc, char **argv) { return %s_main(argc, argv); }", N);
-    }
+    rlx_gpu_emit_api(c, job, rlx_fmt("%s_mtl", N),
+                     rlx_fmt("&%s_schedule, %s_msl, sizeof %s_msl - 1, \"%s\"", N, N, N, fingerprint));
 
     /* OUT_metal.m: the host, its functions named after the model */
     RlxBuf *m = &f[3].data;
