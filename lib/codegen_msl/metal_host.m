@@ -106,8 +106,10 @@ static id<MTLDevice> pick_device(void) {
 static void device_caps(id<MTLDevice> dev, rlx_gpu_caps *caps) {
     memset(caps, 0, sizeof *caps);
     caps->has = RLX_GPU_NEED_F16_ARITH | RLX_GPU_NEED_16BIT | RLX_GPU_NEED_8BIT | RLX_GPU_NEED_INT64;
-    if ([dev supportsFamily:MTLGPUFamilyApple7] || [dev supportsFamily:MTLGPUFamilyMac2])
-        caps->has |= RLX_GPU_NEED_SUBGROUP;
+    if (@available(macOS 10.15, iOS 13.0, *)) {   /* supportsFamily: came after Metal itself */
+        if ([dev supportsFamily:MTLGPUFamilyApple7] || [dev supportsFamily:MTLGPUFamilyMac2])
+            caps->has |= RLX_GPU_NEED_SUBGROUP;
+    }
     MTLSize t = dev.maxThreadsPerThreadgroup;
     caps->max_local[0] = (uint32_t)t.width;
     caps->max_local[1] = (uint32_t)t.height;
