@@ -8,12 +8,11 @@
  *                 functions), then every kernel's section: its own part
  *                 (rlx_gpu_render_split) with its file-scope names
  *                 (constant arrays, tables, helper functions) renamed after
- *                 the kernel (k3_KDIMS, k3_red_base, through a macro
- *                 each, as MSL's kernels must stay at file scope for the
- *                 host to find them by name), and every macro it defined
- *                 #undef'd after it, so that sections never see each
- *                 other's; then a
- *                 fingerprint kernel rlx_msl_<hash> whose name carries a
+ *                 the kernel (k3_KDIMS, k3_red_base, through a macro each,
+ *                 as MSL's kernels must stay at file scope for the host to
+ *                 find them by name), and every macro it defined #undef'd
+ *                 after it, so that sections never see each other's; then
+ *                 a fingerprint kernel rlx_msl_<hash> whose name carries a
  *                 hash of the text before it, so that the host can tell a
  *                 .metallib built from another model's (or another rlxc's)
  *                 file;
