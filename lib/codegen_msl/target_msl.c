@@ -247,6 +247,8 @@ const RlxTarget rlx_target_msl = {
     .compute_dtypes = RLX_DT(F32) | RLX_DT_INTS | RLX_DT_BOOLS,        /* f16 and bf16 in f32 */
     .features = RLX_TF_INT64,
     .limits = {32768, 1024, 65535, 128, 0},
+    .half_storage = RLX_DT(F16) | RLX_DT(BF16),   /* half, and bf16 as ushort bits (scalar.kl) */
+    .reduced_weights = RLX_DT(F16) | RLX_DT(BF16),
     .no_build = "target 'msl' is built on macOS: compile OUT.c and OUT_metal.m with clang -fobjc-arc and link "
                 "-framework Metal -framework Foundation (docs/targets.md, Metal)",
     .select = msl_select,

@@ -14,7 +14,8 @@
 #   at most 0.6x the f32 one, the int8 weights file at most 0.3x; the CNN on
 #   spirv (lavapipe, validation layer on, any message fails) likewise, and
 #   the LSTM on spirv under f16 and bf16 against the C target's same build;
-#   on cuda (the CPU shim, both thread orders, ptxas) the CNN and the
+#   on cuda (the CPU shim, both thread orders, ptxas) and on msl (the MSL
+#   shim, tests/shim/msl/build.sh, both thread orders) the CNN and the
 #   transformer under bf16 likewise.
 # - Determinism (the same bytes twice), warning-free C from gcc and clang.
 # - Bad values and targets that cannot: one line, exit 1, no files.
@@ -187,6 +188,31 @@ else
     done
 fi
 
+# ---- the msl target follows the plan (the MSL shim: type-checked, run on the CPU) ----
+# The same two models, each built through tests/shim/msl/build.sh (the
+# kernels type-checked as MSL, the host against the stub headers) and run in
+# forward and in reverse thread order, which must give the same bytes.
+for run in "cnn --precision auto --weights f16" "transformer --precision bf16"; do
+    set -- $run
+    m=$1; shift
+    d=$TMP/mtl_$m
+    mkdir -p "$d"
+    if ! "$RLXC" $ZOO/$m/model.onnx --target msl "$@" --emit-main -o "$d/m" --report "$d/m" >/dev/null 2>"$d/err" ||
+        ! bash tests/shim/msl/build.sh "$d/m" 2>>"$d/err"; then
+        fail "msl $run builds" "$(head -n 3 "$d/err")"
+        continue
+    fi
+    if ! "$d/m" -i $ZOO/$m/in_0.npy -o "$d/forward.npy" >"$d/run.out" 2>&1 ||
+        ! RLX_SHIM_ORDER=reverse "$d/m" -i $ZOO/$m/in_0.npy -o "$d/reverse.npy" >>"$d/run.out" 2>&1; then
+        fail "msl $run runs" "$(head -n 3 "$d/run.out")"
+    elif ! cmp -s "$d/forward.npy" "$d/reverse.npy"; then fail "msl $run: two thread orders agree" "outputs differ"
+    elif r=$(compare "$d/forward.npy" $ZOO/$m/expected_0.npy 0.999 0.01); then pass "msl $run against PyTorch: $r"
+    else fail "msl $run against PyTorch (cosine >= 0.999, error <= 1%)" "$r"; fi
+    a=$(report_field "$d/m.txt" "arena bytes") a32=$(report_field "$TMP/z_$m/f32.txt" "arena bytes")
+    if [ -n "$a" ] && [ -n "$a32" ] && [ $((a * 10)) -le $((a32 * 6)) ]; then pass "msl $m arena $a <= 0.6 x $a32"
+    else fail "msl $m arena at most 0.6x" "$a vs $a32"; fi
+done
+
 # ---- --keep-f32 ----
 conv=$($PY -c "
 import onnx
@@ -219,7 +245,8 @@ done
 
 # ---- refusals ----
 mkdir -p "$TMP/e"
-for args in "--precision f8" "--weights int4" "--keep-f32 no_such_node --precision f16" "--target spirv --weights int8"; do
+for args in "--precision f8" "--weights int4" "--keep-f32 no_such_node --precision f16" "--target spirv --weights int8" \
+    "--target msl --weights int8"; do
     set -- $args
     if out=$("$RLXC" $ZOO/mlp/model.onnx "$@" -o "$TMP/e/out" 2>&1); then fail "rlxc $args refused" "it compiled"
     elif [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then fail "rlxc $args: one line" "$out"
