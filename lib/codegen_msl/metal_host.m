@@ -10,15 +10,18 @@
  *      MTLCopyAllDevices() with RLX_MTL_DEVICE=N (none: RLX_E_NODEVICE);
  *   3. fills an rlx_gpu_caps from the device (threadgroup memory, threads
  *      per threadgroup, buffer length; half, 8/16-bit storage and 64-bit
- *      integers everywhere, simdgroup operations on Apple7+ and Mac2) and
- *      checks the schedule against it (RLX_E_DEV_*);
+ *      integers everywhere; simdgroups always, below) and checks the
+ *      schedule against it (RLX_E_DEV_*);
  *   4. builds the library from the MSL source embedded in OUT.c with fast
  *      math off and MSL 2.3, or loads the .metallib named by
  *      $RLX_METALLIB, which must hold the source's fingerprint kernel
  *      (another model's library: RLX_E_MODEL);
  *   5. makes one compute pipeline per kernel; a kernel whose threadgroup is
  *      larger than its pipeline's maxTotalThreadsPerThreadgroup is
- *      RLX_E_DEV_WGSIZE;
+ *      RLX_E_DEV_WGSIZE. A kernel that reduces by simdgroup shuffles
+ *      (RLX_GPU_NEED_SUBGROUP) runs as itself on a device with simdgroup
+ *      functions (Apple7+, Mac2) where its pipeline's threadExecutionWidth
+ *      is 32, and as its threadgroup-memory variant NAME_tg elsewhere;
  *   6. creates the arena buffer (the plan's bytes and the status word after
  *      them, zeroed as the C target's arena) in shared storage.
  * RLX_MTL(load_weights) reads and checks the file with the runtime's own
@@ -103,13 +106,20 @@ static id<MTLDevice> pick_device(void) {
     return MTLCreateSystemDefaultDevice();
 }
 
+/* whether the device has the simdgroup functions (simd_shuffle_xor) */
+static int has_simdgroups(id<MTLDevice> dev) {
+    if (@available(macOS 10.15, iOS 13.0, *))   /* supportsFamily: came after Metal itself */
+        return [dev supportsFamily:MTLGPUFamilyApple7] || [dev supportsFamily:MTLGPUFamilyMac2];
+    return 0;
+}
+
+/* Every kernel that needs simdgroups has a threadgroup-memory variant
+ * NAME_tg (model_init picks one per pipeline), so the device always
+ * satisfies RLX_GPU_NEED_SUBGROUP. */
 static void device_caps(id<MTLDevice> dev, rlx_gpu_caps *caps) {
     memset(caps, 0, sizeof *caps);
-    caps->has = RLX_GPU_NEED_F16_ARITH | RLX_GPU_NEED_16BIT | RLX_GPU_NEED_8BIT | RLX_GPU_NEED_INT64;
-    if (@available(macOS 10.15, iOS 13.0, *)) {   /* supportsFamily: came after Metal itself */
-        if ([dev supportsFamily:MTLGPUFamilyApple7] || [dev supportsFamily:MTLGPUFamilyMac2])
-            caps->has |= RLX_GPU_NEED_SUBGROUP;
-    }
+    caps->has = RLX_GPU_NEED_F16_ARITH | RLX_GPU_NEED_16BIT | RLX_GPU_NEED_8BIT | RLX_GPU_NEED_INT64 |
+                RLX_GPU_NEED_SUBGROUP;
     MTLSize t = dev.maxThreadsPerThreadgroup;
     caps->max_local[0] = (uint32_t)t.width;
     caps->max_local[1] = (uint32_t)t.height;
@@ -165,13 +175,25 @@ static int model_init(RLX_MTL_HOST *h, const char *msl, size_t msl_bytes, const 
     if (!lib) return st;
     if (fingerprint && ![lib.functionNames containsObject:@(fingerprint)]) return RLX_E_MODEL;
     NSMutableArray<id<MTLComputePipelineState>> *ps = [NSMutableArray arrayWithCapacity:s->nkernels];
+    int simd = has_simdgroups(dev);
     for (uint32_t k = 0; k < s->nkernels; k++) {
         const rlx_gpu_kernel *kn = &s->kernels[k];
-        id<MTLFunction> fn = [lib newFunctionWithName:@(kn->name)];
-        if (!fn) return RLX_E_GPU;
+        int sg = (kn->needs & RLX_GPU_NEED_SUBGROUP) != 0;
+        id<MTLComputePipelineState> p = nil;
         NSError *err = nil;
-        id<MTLComputePipelineState> p = [dev newComputePipelineStateWithFunction:fn error:&err];
-        if (!p) return RLX_E_GPU;
+        if (!sg || simd) {
+            id<MTLFunction> fn = [lib newFunctionWithName:@(kn->name)];
+            if (!fn) return RLX_E_GPU;
+            p = [dev newComputePipelineStateWithFunction:fn error:&err];
+            if (!p) return RLX_E_GPU;
+        }
+        /* the shuffles assume simdgroups of 32 (Apple GPUs; others vary) */
+        if (sg && (!p || p.threadExecutionWidth != 32)) {
+            id<MTLFunction> fn = [lib newFunctionWithName:[@(kn->name) stringByAppendingString:@"_tg"]];
+            if (!fn) return RLX_E_GPU;
+            p = [dev newComputePipelineStateWithFunction:fn error:&err];
+            if (!p) return RLX_E_GPU;
+        }
         if ((uint64_t)kn->local[0] * kn->local[1] * kn->local[2] > (uint64_t)p.maxTotalThreadsPerThreadgroup)
             return RLX_E_DEV_WGSIZE;
         [ps addObject:p];

@@ -100,8 +100,33 @@ static void print_section(RlxBuf *b, const char *kname, const char *body) {
     undefine_macros(b, sec.data);
 }
 
+/* The threadgroup-memory variant of a kernel that reduces by simdgroup
+ * shuffles (SG_REDUCE, RLX_GPU_NEED_SUBGROUP): its own part without that
+ * define, its KNAME NAME_tg. The host runs it where the pipeline's SIMD
+ * width is not 32 (or the device has no simdgroup functions). */
+static const char *threadgroup_variant(const char *body, const char *kname) {
+    RlxBuf b = {0};
+    int dropped = 0;
+    for (const char *line = body; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
+        const char *l = rlx_strndup(line, n);
+        if (!strcmp(l, "#define SG_REDUCE 1\n")) dropped++;
+        else if (!strncmp(l, "#define KNAME ", 14)) rlx_emit(&b, "#define KNAME %s_tg", kname);
+        else rlx_buf_put(&b, l, n);
+        line += n;
+    }
+    RLX_ASSERT(dropped == 1);   /* launch.c: the only source of NEED_SUBGROUP */
+    rlx_buf_put(&b, "", 1);
+    return b.data;
+}
+
+/* Apple GPUs have simdgroups of 32: the row reductions by shuffles (with a
+ * threadgroup-memory variant of each, above), the products in register
+ * tiles (gemm_tiled.kl; no loop cap on Metal). */
 static void *msl_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
-    return rlx_gpu_select(g, plan, tl, RLX_LANG_MSL, &rlx_target_msl.limits);
+    RlxGpuOptions opt = {rlx_target_msl.features, 1};
+    return rlx_gpu_select_with(g, plan, tl, RLX_LANG_MSL, &rlx_target_msl.limits, &opt);
 }
 
 /* text as the lines of a C string literal, each at most about 100 columns */
@@ -174,6 +199,12 @@ static void msl_emit(const RlxEmitJob *job) {
                  "thread", kn->name, kn->local[0], kn->local[1], kn->local[2], kn->shared_bytes,
                  (unsigned long long)kn->trips);
         print_section(k, kn->name, kn->body);
+        if (kn->needs & RLX_GPU_NEED_SUBGROUP) {
+            rlx_emit(k, "");
+            rlx_emit(k, "// %s_tg: %s reducing through threadgroup memory alone (a SIMD width other than 32)",
+                     kn->name, kn->name);
+            print_section(k, rlx_fmt("%s_tg", kn->name), threadgroup_variant(kn->body, kn->name));
+        }
         len[i] = (size_t)k->len - off[i];
     }
     uint64_t fp = rlx_fnv1a(RLX_FNV_SEED, k->data, (size_t)k->len);
@@ -245,7 +276,7 @@ const RlxTarget rlx_target_msl = {
     .nsupport = -1,
     .storage_dtypes = RLX_DT_ANY & ~RLX_DT(F64),                      /* MSL has no double */
     .compute_dtypes = RLX_DT(F32) | RLX_DT_INTS | RLX_DT_BOOLS,        /* f16 and bf16 in f32 */
-    .features = RLX_TF_INT64,
+    .features = RLX_TF_INT64 | RLX_TF_SUBGROUPS,
     .limits = {32768, 1024, 65535, 128, 0},
     .half_storage = RLX_DT(F16) | RLX_DT(BF16),   /* half, and bf16 as ushort bits (scalar.kl) */
     .reduced_weights = RLX_DT(F16) | RLX_DT(BF16),

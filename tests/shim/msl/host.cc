@@ -21,6 +21,11 @@
  * launch the executor fails (a barrier divergence, a deadlock) is RLX_E_GPU,
  * with the executor's message on stderr: a test tool may print.
  *
+ * SIMD width. The executor's subgroups are simdgroups of 32, as on Apple
+ * GPUs, or of RLX_MSL_SIMD_WIDTH lanes (a power of two up to 64, as on
+ * other Macs' GPUs), where a kernel that needs simdgroups runs as its
+ * threadgroup-memory variant NAME_tg, as the Metal host chooses it.
+ *
  * Dispatch order. Metal runs the dispatches of a concurrent encoder in any
  * order between memory barriers; here the run between two barriers goes in
  * schedule order, or reversed when RLX_SHIM_ORDER is reverse or shuffle, so
@@ -40,6 +45,7 @@ namespace {
 struct Host {
     const rlx_gpu_schedule *s;
     const msl_shim_kernel **kernels;   /* per schedule kernel, its table entry */
+    unsigned simd_width;               /* the SIMD width modelled (RLX_MSL_SIMD_WIDTH, default 32) */
     unsigned char *arena;
     unsigned char *weights;
     int weights_loaded;
@@ -94,8 +100,17 @@ int init(Host *h, const char *msl, size_t msl_bytes, const char *fingerprint) {
     if (fingerprint && (st = check_library(s, msl, msl_bytes, fingerprint))) return st;
     h->kernels = (const msl_shim_kernel **)calloc(s->nkernels ? s->nkernels : 1, sizeof *h->kernels);
     if (!h->kernels) return RLX_E_NOMEM;
-    for (uint32_t k = 0; k < s->nkernels; k++)
-        if (!(h->kernels[k] = find(s->kernels[k].name))) return RLX_E_GPU;   /* newFunctionWithName: nil */
+    const char *w = getenv("RLX_MSL_SIMD_WIDTH");
+    h->simd_width = w && *w ? (unsigned)atoi(w) : 32u;
+    if (h->simd_width < 1 || h->simd_width > 64 || (h->simd_width & (h->simd_width - 1))) return RLX_E_ARG;
+    for (uint32_t k = 0; k < s->nkernels; k++) {
+        /* as the Metal host: a kernel that shuffles within simdgroups of 32
+         * runs as its threadgroup-memory variant NAME_tg on another width */
+        char name[160];
+        snprintf(name, sizeof name, "%s%s", s->kernels[k].name,
+                 (s->kernels[k].needs & RLX_GPU_NEED_SUBGROUP) && h->simd_width != 32 ? "_tg" : "");
+        if (!(h->kernels[k] = find(name))) return RLX_E_GPU;   /* newFunctionWithName: nil */
+    }
     uint64_t bytes = s->status_offset + 4 > s->info->arena_bytes ? s->status_offset + 4 : s->info->arena_bytes;
     h->arena = (unsigned char *)aligned_alloc(256, (size_t)(bytes + 255) / 256 * 256);
     if (!h->arena) return RLX_E_DEV_NOMEM;
@@ -122,7 +137,7 @@ int dispatch(Host *h, uint32_t i) {
     msl_shim_args a = {h->arena, h->weights, d->push};
     gpu_fiber::Dim grid = {d->groups[0], d->groups[1], d->groups[2]};
     gpu_fiber::Dim block = {kn->local[0], kn->local[1], kn->local[2]};
-    if (gpu_fiber::launch(grid, block, 32, h->kernels[d->kernel]->body, &a)) {
+    if (gpu_fiber::launch(grid, block, h->simd_width, h->kernels[d->kernel]->body, &a)) {
         fprintf(stderr, "msl shim: dispatch %u (%s): %s\n", i, kn->name, gpu_fiber::last_error());
         return RLX_E_GPU;
     }

@@ -24,7 +24,13 @@
 #      any order);
 #   6. the runtime files docs/targets.md lists for a macOS build
 #      (rlx_rt.c rlx_pool.c rlx_isa.c rlx_gpu.c, rlx_main.c rlx_npy.c for
-#      --emit-main) link with a model and its host, without librlxrt.a.
+#      --emit-main) link with a model and its host, without librlxrt.a;
+#   7. simdgroups: the zoo's transformer (softmax and LayerNorm rows) has a
+#      threadgroup-memory variant NAME_tg of each kernel that shuffles, runs
+#      against PyTorch with simdgroups of 32 (the shuffles) and of 64 and 16
+#      (RLX_MSL_SIMD_WIDTH: the variants, as the Metal host picks them on a
+#      GPU whose SIMD width is not 32); with the variants taken out of the
+#      library, width 64 fails at init and width 32 still runs.
 source "$(dirname "$0")/../../tools/testlib.sh"
 need_rlxc
 S=tests/shim/msl
@@ -171,5 +177,38 @@ if [ -x "$E/model" ] && "$CXX" "$E/model.shim_c.o" "$E/model.shim_kernels.o" bui
     pass "a model and its host link with rlx_rt.c rlx_pool.c rlx_isa.c rlx_gpu.c rlx_main.c rlx_npy.c alone"
 else
     fail "a model and its host link with the runtime files docs/targets.md lists" "$(head -n 2 "$TMP/err")"
+fi
+
+# 7. simdgroups and their threadgroup-memory variants
+Z=build/zoo/transformer
+W=$TMP/sg
+mkdir -p "$W"
+if "$RLXC" $Z/model.onnx --target msl --emit-main -o "$W/model" 2>"$TMP/err" && bash $S/build.sh "$W/model" 2>"$TMP/err"; then
+    nsg=$(grep -c 'simd_shuffle_xor(v, ushort(m))$' "$W/model.metal")
+    nshuf=$(grep -c '^#define SG_REDUCE 1$' "$W/model.metal")
+    ntg=$(grep -cE '^#define KNAME k[0-9]+_[a-z_]+_tg$' "$W/model.metal")
+    if [ "$nsg" -eq 1 ] && [ "$nshuf" -ge 2 ] && [ "$ntg" -eq "$nshuf" ]; then
+        pass "the transformer's $nshuf kernels that shuffle each have a _tg variant"
+    else fail "each kernel that shuffles has a _tg variant" "prelude $nsg, SG_REDUCE $nshuf, _tg $ntg"; fi
+    for w in 32 64 16; do
+        if out=$(RLX_MSL_SIMD_WIDTH=$w "$W/model" -i $Z/in_0.npy -o "$W/out_$w.npy" 2>&1) &&
+            msg=$($PY tests/zoo/compare.py $Z/expected_0.npy "$W/out_$w.npy" 2>&1); then
+            pass "simdgroups of $w: against PyTorch $msg"
+        else fail "simdgroups of $w against PyTorch" "$out ${msg:-}"; fi
+    done
+    # the library without the variants (the embedded source, and so the fingerprint, unchanged)
+    sed -E 's/^#define KNAME (k[0-9]+_[a-z_]+)_tg$/#define KNAME \1_gone/' "$W/model.metal" >"$W/no_tg.metal"
+    mv "$W/no_tg.metal" "$W/model.metal"
+    if bash $S/build.sh "$W/model" 2>"$TMP/err"; then
+        RLX_MSL_SIMD_WIDTH=64 "$W/model" -i $Z/in_0.npy -o "$W/gone_64.npy" >"$TMP/out64" 2>&1
+        rc64=$?
+        RLX_MSL_SIMD_WIDTH=32 "$W/model" -i $Z/in_0.npy -o "$W/gone_32.npy" >/dev/null 2>&1
+        rc32=$?
+        if [ $rc64 -ne 0 ] && [ $rc32 -eq 0 ] && cmp -s "$W/gone_32.npy" "$W/out_32.npy"; then
+            pass "without the variants width 64 fails ($(head -c 100 "$TMP/out64")) and width 32 runs the shuffles"
+        else fail "without the variants width 64 fails and width 32 runs" "exit $rc64 / $rc32"; fi
+    else fail "the library without the variants builds" "$(head -n 2 "$TMP/err")"; fi
+else
+    fail "the transformer builds for the shim" "$(head -n 2 "$TMP/err")"
 fi
 finish

@@ -48,6 +48,7 @@ __attribute__((objc_root_class))
                                 length:(NSUInteger)len
                               encoding:(NSStringEncoding)encoding;
 @property(nullable, readonly) const char *UTF8String NS_RETURNS_INNER_POINTER;
+- (NSString *)stringByAppendingString:(NSString *)aString;
 @end
 
 @interface NSArray<__covariant ObjectType> : NSObject

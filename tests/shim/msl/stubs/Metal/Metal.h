@@ -53,6 +53,7 @@ typedef NS_ENUM(NSUInteger, MTLCommandBufferError) {
 
 @protocol MTLComputePipelineState <NSObject>
 @property(readonly) NSUInteger maxTotalThreadsPerThreadgroup;
+@property(readonly) NSUInteger threadExecutionWidth;
 @end
 
 @protocol MTLBuffer <NSObject>
