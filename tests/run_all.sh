@@ -15,7 +15,7 @@
 # tests/shim/run.sh, tests/gpu/run.sh cuda and tests/conformance/run_gpu.sh
 # cuda (each one "skip" line where the CUDA toolkit's NVRTC is missing), then
 # the msl target through the MSL shim: tests/shim/msl/run.sh, tests/gpu/run.sh
-# msl and tests/conformance/run_msl.sh (a sample of the node tests).
+# msl and tests/conformance/run_gpu.sh msl.
 # Each is printed under a header, its output streamed and kept, and its
 # closing line read: Criterion's "[====] Synthesis: Tested: N | Passing: N |
 # Failing: N | Crashing: N" on stderr, or a plain "N passed, N failed" for the
@@ -143,11 +143,11 @@ for script in tests/shim/run.sh tests/gpu/run.sh tests/conformance/run_gpu.sh; d
 done
 
 # 4. The msl target through the MSL shim (tests/shim/msl/), after the zoo's export.
-for script in tests/shim/msl/run.sh tests/gpu/run.sh tests/conformance/run_msl.sh; do
+for script in tests/shim/msl/run.sh tests/gpu/run.sh tests/conformance/run_gpu.sh; do
     kind=plain
     case $script in tests/conformance/run*.sh) kind=floor ;; esac
     args=()
-    [ "$script" = tests/gpu/run.sh ] && args=(msl)
+    [ "$script" = tests/shim/msl/run.sh ] || args=(msl)
     if [ -f "$script" ]; then run_suite "${script#tests/}${args:+ msl}" $kind bash "$script" "${args[@]}"
     else missing "${script#tests/}" "$script is missing"; fi
 done

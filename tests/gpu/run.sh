@@ -42,8 +42,7 @@
 #      same shim with spirv's schedule (tests/shim/msl/spvx.py) for a subset
 #      of the cases and the zoo, against the msl kernels' outputs.
 # One line per check, then `N passed, N failed`; exit 1 if anything failed.
-# The ONNX node tests for TARGET are tests/conformance/run_gpu.sh
-# (tests/conformance/run_msl.sh for msl).
+# The ONNX node tests for TARGET are tests/conformance/run_gpu.sh TARGET.
 source "$(dirname "$0")/../tools/testlib.sh"
 need_rlxc
 T=${1:-spirv}

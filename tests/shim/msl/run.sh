@@ -2,7 +2,7 @@
 # run.sh - the msl target's checks that need no C-target reference: the MSL
 # shim itself, the stub-header check of the Objective-C host, and what rlxc
 # does for --target msl around the kernels. The kernels' results against the
-# C target are tests/gpu/run.sh msl; the node tests tests/conformance/run_msl.sh.
+# C target are tests/gpu/run.sh msl; the node tests tests/conformance/run_gpu.sh msl.
 #
 #   1. the shim's own tests (checks/test_shim.cc over checks/kernels.metal):
 #      threadgroup memory and barriers, a race two orders tell apart, half
