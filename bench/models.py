@@ -53,12 +53,23 @@ import numpy as np
 import onnx
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-ZOO = os.path.join(ROOT, "build", "zoo")
+ZOO = os.path.join(ROOT, "build", "zoo")     # tests/zoo/export.py's models (bash tests/zoo/run.sh)
+WZOO = os.path.join(ROOT, "build", "wzoo")   # bench/zoo.py's wider zoo
 OUT_DIR = os.path.join(ROOT, "build", "bench")
 ORT_MODULES = os.path.join(ROOT, "build", "ort", "node_modules")
 RLXC = os.path.join(ROOT, "build", "rlxc")
 PY = "/usr/bin/python3"
 ALL_MODELS = ["mlp", "cnn", "resnet18", "mobilenetv2", "transformer"]
+WIDE_MODELS = ["efficientnet_b0", "efficientnet_v2_s", "mobilenetv3_large", "mobilenetv3_small", "shufflenet_v2",
+               "squeezenet", "densenet121", "resnext50", "regnet_y_400mf", "lstm_small", "lstm_medium", "gru_small",
+               "gru_medium", "transformer_small", "transformer_medium", "audio1d", "unet_small"]
+
+
+def model_file(name, f):
+    """build/zoo/NAME/f for the test zoo's models, build/wzoo/NAME/f for the wider zoo's."""
+    return os.path.join(WZOO if name in WIDE_MODELS else ZOO, name, f)
+
+
 RUNTIMES = ["rlxc", "ORT", "PyTorch"]
 PAUSE_S = 0.05  # between batches, so one runtime's spinning threads settle before the next
 
@@ -126,7 +137,7 @@ def build_rlxc(name, threads):
     for suffix in ("", ".c", ".h", ".weights"):
         if os.path.exists(exe + suffix):
             os.remove(exe + suffix)
-    cmd = [RLXC, os.path.join(ZOO, name, "model.onnx"), "--build", "-o", exe, "--threads", str(threads)]
+    cmd = [RLXC, model_file(name, "model.onnx"), "--build", "-o", exe, "--threads", str(threads)]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True,
                        env=child_env(CC="gcc", CFLAGS="-O3 -march=native"), timeout=900)
@@ -140,7 +151,7 @@ BENCH_LINE = re.compile(r"^bench: runs=(\d+) median_ms=([0-9.]+) min_ms=([0-9.]+
 
 
 def rlxc_batch(exe, name, threads, runs, out_npy=None):
-    cmd = [exe, "-i", os.path.join(ZOO, name, "in_0.npy"), "--bench", str(runs), "--threads", str(threads)]
+    cmd = [exe, "-i", model_file(name, "in_0.npy"), "--bench", str(runs), "--threads", str(threads)]
     # -o keeps the binary from printing the outputs.
     cmd += ["-o", out_npy or os.path.join(os.path.dirname(exe), "out_0.npy")]
     p = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), timeout=900)
@@ -151,7 +162,7 @@ def rlxc_batch(exe, name, threads, runs, out_npy=None):
 
 
 def check_output(name, out_npy):
-    want = np.load(os.path.join(ZOO, name, "expected_0.npy")).astype(np.float64)
+    want = np.load(model_file(name, "expected_0.npy")).astype(np.float64)
     got = np.load(out_npy).astype(np.float64)
     if got.shape != want.shape:
         return "shape %s, expected %s" % (list(got.shape), list(want.shape))
@@ -208,13 +219,13 @@ class Worker:
 
 
 def ort_worker(name, threads):
-    cmd = ["node", os.path.join(ROOT, "bench", "ort_bench.js"), os.path.join(ZOO, name, "model.onnx"),
-           os.path.join(ZOO, name, "in_0.npy"), "--threads", str(threads), "--warmup", "3", "--serve"]
+    cmd = ["node", os.path.join(ROOT, "bench", "ort_bench.js"), model_file(name, "model.onnx"),
+           model_file(name, "in_0.npy"), "--threads", str(threads), "--warmup", "3", "--serve"]
     return Worker("ORT", cmd, child_env(NODE_PATH=ORT_MODULES))
 
 
 def torch_worker(name, threads):
-    cmd = [PY, os.path.join(ROOT, "bench", "torch_bench.py"), name, os.path.join(ZOO, name, "in_0.npy"),
+    cmd = [PY, os.path.join(ROOT, "bench", "torch_bench.py"), name, model_file(name, "in_0.npy"),
            "--threads", str(threads), "--warmup", "3", "--serve"]
     return Worker("PyTorch", cmd, child_env())
 
@@ -442,7 +453,8 @@ def report(args, results, names, gemm, mach, vers, loads):
 def main():
     ap = argparse.ArgumentParser(description="rlxc vs ONNX Runtime vs PyTorch on the zoo models")
     ap.add_argument("--quick", action="store_true", help="2 rounds of about 0.3 s per runtime")
-    ap.add_argument("--models", default=",".join(ALL_MODELS), help="comma-separated zoo model names")
+    ap.add_argument("--models", default=",".join(ALL_MODELS), help="comma-separated zoo model names; "
+                    "'wide' stands for the wider zoo's (bench/zoo.py), 'all' for both")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--rounds", type=int, help="rounds per model and thread count (default 5, quick 2)")
     ap.add_argument("--budget", type=float, help="seconds per runtime per round (default 1.0, quick 0.3)")
@@ -452,7 +464,9 @@ def main():
     args.command = " ".join(["/usr/bin/python3 bench/models.py"] + [shlex.quote(a) for a in sys.argv[1:]])
     args.rounds = args.rounds or (2 if args.quick else 5)
     args.budget = args.budget or (0.3 if args.quick else 1.0)
-    names = [n for n in args.models.split(",") if n]
+    names = []
+    for n in args.models.split(","):
+        names += {"wide": WIDE_MODELS, "all": ALL_MODELS + WIDE_MODELS}.get(n, [n] if n else [])
     try:
         args.thread_counts = [int(t) for t in args.threads.split(",") if t]
     except ValueError:
@@ -460,11 +474,12 @@ def main():
     if args.rounds < 1 or args.budget <= 0 or not args.thread_counts or min(args.thread_counts) < 1:
         sys.exit("models.py: --rounds, --budget and --threads must be positive")
     for n in names:
-        if n not in ALL_MODELS:
-            sys.exit("models.py: unknown model '%s' (models: %s)" % (n, ",".join(ALL_MODELS)))
+        if n not in ALL_MODELS + WIDE_MODELS:
+            sys.exit("models.py: unknown model '%s' (models: %s)" % (n, ",".join(ALL_MODELS + WIDE_MODELS)))
         for f in ("model.onnx", "in_0.npy", "expected_0.npy"):
-            if not os.path.exists(os.path.join(ZOO, n, f)):
-                sys.exit("models.py: no %s; run `bash tests/zoo/run.sh` first" % os.path.join(ZOO, n, f))
+            if not os.path.exists(model_file(n, f)):
+                sys.exit("models.py: no %s; run `%s` first" % (model_file(n, f), "/usr/bin/python3 bench/zoo.py"
+                         if n in WIDE_MODELS else "bash tests/zoo/run.sh"))
     if not os.access(RLXC, os.X_OK):
         sys.exit("models.py: no build/rlxc; run `make` first")
     if not os.path.isdir(os.path.join(ORT_MODULES, "onnxruntime-node")):
@@ -481,7 +496,7 @@ def main():
     results = {}
     for name in names:
         r = results[name] = {"configs": {}}
-        r["gflop"] = count_flops(os.path.join(ZOO, name, "model.onnx"))
+        r["gflop"] = count_flops(model_file(name, "model.onnx"))
         for t in args.thread_counts:
             c = r["configs"][t] = {}
             exe = None

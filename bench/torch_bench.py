@@ -25,6 +25,10 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "zoo"))
 import export as zoo  # noqa: E402  (tests/zoo/export.py)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zoo as wzoo  # noqa: E402  (bench/zoo.py, the wider zoo)
+
+MODELS = dict(zoo.MODELS, **wzoo.MODELS)
 
 
 def time_runs(model, x, n):
@@ -43,7 +47,7 @@ def fmt(times):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("name", choices=sorted(zoo.MODELS))
+    ap.add_argument("name", choices=sorted(MODELS))
     ap.add_argument("input")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--warmup", type=int, default=3)
@@ -52,7 +56,7 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.set_num_interop_threads(1)
-    make, shape = zoo.MODELS[a.name]
+    make, shape = MODELS[a.name]
     torch.manual_seed(zoo.SEED)
     model = make()
     zoo.randomise_batchnorm(model)

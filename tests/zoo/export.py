@@ -83,8 +83,8 @@ def randomise_batchnorm(model):
                 m.bias.normal_(0.0, 0.1)
 
 
-def export(name, outdir):
-    make, shape = MODELS[name]
+def export(name, outdir, models=MODELS):
+    make, shape = models[name]
     torch.manual_seed(SEED)
     model = make()
     randomise_batchnorm(model)
