@@ -4,6 +4,12 @@
  * by rlxc itself when it evaluates an elementwise op at compile time. Each
  * float op has an f32 form (rs_NAME) and an f64 form (rs_NAME_d); f16 and
  * bf16 tensors compute in f32.
+ *
+ * The f32 exp, log, tanh, erf and sigmoid are rlx_vmath.h's (rs_fexp, ...),
+ * not libm's: branch-free code that compilers vectorize in the fused loops
+ * and that the kernels' AVX2 and AVX-512 epilogues compute with the same
+ * bits (rk_vmath.h), within 2-3 ulp of the correctly rounded result. The
+ * f64 forms are libm's.
  */
 #ifndef RLX_SCALAR_H
 #define RLX_SCALAR_H
@@ -11,11 +17,78 @@
 #include <math.h>
 #include <stdint.h>
 
-#define RS_FLOAT_OPS(T, S, EXP, LOG, ERF, TANH, SQRT, FABS, LOG1P) \
+/* ---- rlx_vmath.h's scalar instance: rs_fexp, rs_flog, rs_ftanh, rs_ferf,
+ * rs_fsigmoid, rs_fsilu, rs_fgelu, rs_fhardsigmoid, rs_fhardswish,
+ * rs_fleakyrelu ---- */
+typedef union {
+    float f;
+    uint32_t u;
+} rs_f32_bits;
+static inline uint32_t rs_bits_of(float x) { rs_f32_bits b; b.f = x; return b.u; }
+static inline float rs_float_of(uint32_t u) { rs_f32_bits b; b.u = u; return b.f; }
+#define RV float
+#define RVU uint32_t
+#define RVM int
+#define RV_FN(name) rs_f##name
+#define RV_C(c) (c)
+#define RVU_C(c) ((uint32_t)(c))
+#define RV_ADD(a, b) ((a) + (b))
+#define RV_SUB(a, b) ((a) - (b))
+#define RV_MUL(a, b) ((a) * (b))
+#define RV_DIV(a, b) ((a) / (b))
+#define RV_LT(a, b) ((a) < (b))
+#define RV_GT(a, b) ((a) > (b))
+#define RV_GE(a, b) ((a) >= (b))
+#define RV_EQ(a, b) ((a) == (b))
+#define RV_SEL(m, a, b) ((m) ? (a) : (b))
+#define RV_BITS(a) rs_bits_of(a)
+#define RV_FROM(u) rs_float_of(u)
+#define RVU_ADD(a, b) ((a) + (b))
+#define RVU_SUB(a, b) ((a) - (b))
+#define RVU_AND(a, b) ((a) & (b))
+#define RVU_OR(a, b) ((a) | (b))
+#define RVU_SHL(a, n) ((a) << (n))
+#define RVU_SHR(a, n) ((a) >> (n))
+#define RVU_TOF(u) ((float)(u))
+#define RV_ANY(m) 1
+#define RV_ALL(m) 0
+#include "rlx_vmath.h"
+#undef RV
+#undef RVU
+#undef RVM
+#undef RV_FN
+#undef RV_C
+#undef RVU_C
+#undef RV_ADD
+#undef RV_SUB
+#undef RV_MUL
+#undef RV_DIV
+#undef RV_LT
+#undef RV_GT
+#undef RV_GE
+#undef RV_EQ
+#undef RV_SEL
+#undef RV_BITS
+#undef RV_FROM
+#undef RVU_ADD
+#undef RVU_SUB
+#undef RVU_AND
+#undef RVU_OR
+#undef RVU_SHL
+#undef RVU_SHR
+#undef RVU_TOF
+#undef RV_ANY
+#undef RV_ALL
+
+static inline double rs_dsigmoid(double x) {
+    if (x >= 0) return 1.0 / (1.0 + exp(-x));
+    double e = exp(x);
+    return e / (1.0 + e);
+}
+
+#define RS_FLOAT_OPS(T, S, EXP, LOG, ERF, TANH, SIGMOID, SQRT, FABS, LOG1P) \
     static inline T rs_relu##S(T x) { return x > 0 ? x : (x == x ? (T)0 : x); } \
-    static inline T rs_sigmoid##S(T x) { \
-        if (x >= 0) return (T)1 / ((T)1 + EXP(-x)); \
-        T e = EXP(x); return e / ((T)1 + e); } \
+    static inline T rs_sigmoid##S(T x) { return SIGMOID(x); } \
     static inline T rs_leakyrelu##S(T x, T alpha) { return x < 0 ? alpha * x : x; } \
     static inline T rs_elu##S(T x, T alpha) { return x < 0 ? alpha * (EXP(x) - (T)1) : x; } \
     static inline T rs_hardsigmoid##S(T x, T alpha, T beta) { \
@@ -34,8 +107,8 @@
     static inline T rs_erf##S(T x) { return ERF(x); } \
     static inline T rs_tanh##S(T x) { return TANH(x); }
 
-RS_FLOAT_OPS(float, , expf, logf, erff, tanhf, sqrtf, fabsf, log1pf)
-RS_FLOAT_OPS(double, _d, exp, log, erf, tanh, sqrt, fabs, log1p)
+RS_FLOAT_OPS(float, , rs_fexp, rs_flog, rs_ferf, rs_ftanh, rs_fsigmoid, sqrtf, fabsf, log1pf)
+RS_FLOAT_OPS(double, _d, exp, log, erf, tanh, rs_dsigmoid, sqrt, fabs, log1p)
 #undef RS_FLOAT_OPS
 
 /* More float ops; F is the libm suffix of T ("f" for float, none for
@@ -85,11 +158,13 @@ RS_FLOAT_MATH(double, _d, )
 #undef RS_FLOAT_MATH
 
 /* Activations that kernels apply in their epilogue (fused Conv/Gemm/MatMul
- * + activation). Each is the same function as the standalone op above, so
- * a fused result equals the unfused one bit for bit. */
+ * + activation). Each is the same function as the standalone op above (or,
+ * for SiLU and GELU, the ops of the pattern fuse.c recognizes, in their
+ * order), so a fused result equals the unfused one bit for bit. The GPU
+ * targets' rs_act (lib/gpu/scalar.kl) knows the same codes. */
 enum {
     RS_ACT_NONE, RS_ACT_RELU, RS_ACT_CLIP, RS_ACT_LEAKYRELU, RS_ACT_SIGMOID, RS_ACT_HARDSIGMOID,
-    RS_ACT_HARDSWISH, RS_ACT_TANH, RS_ACT_SILU
+    RS_ACT_HARDSWISH, RS_ACT_TANH, RS_ACT_SILU, RS_ACT_GELU
 };
 static inline float rs_act(float x, int kind, float a, float b) {
     switch (kind) {
@@ -100,7 +175,8 @@ static inline float rs_act(float x, int kind, float a, float b) {
     case RS_ACT_HARDSIGMOID: return rs_hardsigmoid(x, a, b);
     case RS_ACT_HARDSWISH: return rs_hardswish(x);
     case RS_ACT_TANH: return rs_tanh(x);
-    case RS_ACT_SILU: return x * rs_sigmoid(x);
+    case RS_ACT_SILU: return rs_fsilu(x);
+    case RS_ACT_GELU: return rs_fgelu(x);
     default: return x;
     }
 }

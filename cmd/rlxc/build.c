@@ -386,7 +386,9 @@ const char *rlxc_isa_flags(const char *isa) {
 
 /* The flags the library is compiled with before the user's: strict C99,
  * which also keeps gcc from contracting a*b+c into FMAs (so results don't
- * depend on the instruction set beyond what the kernels write), the
+ * depend on the instruction set beyond what the kernels write), no
+ * trapping math (gcc then turns the selects of rlx_vmath.h's branch-free
+ * code into vector blends; no value changes), the
  * BSD/SVID declarations (madvise, for huge pages), and one section per
  * function for --gc-sections. Then -O3 for the files compiled per
  * instruction set, the GEMM and convolutions, whose inlined micro-kernels
@@ -395,7 +397,8 @@ const char *rlxc_isa_flags(const char *isa) {
  * plain loops that -O3 only makes several times larger (rk_norm.c: 54 KB
  * of code at -O2, 254 KB at -O3). */
 static const char *runtime_flags(const LibTraits *tr) {
-    return tr->gnu ? "-std=c99 -ffp-contract=off -D_DEFAULT_SOURCE -ffunction-sections -fdata-sections" : "";
+    return tr->gnu ? "-std=c99 -ffp-contract=off -fno-trapping-math -D_DEFAULT_SOURCE -ffunction-sections -fdata-sections"
+                   : "";
 }
 
 static const char *opt_flags(const LibTraits *tr, int per_isa) { return tr->gnu && per_isa ? "-O3" : "-O2"; }
@@ -761,11 +764,14 @@ void rlxc_build_executable(const char *base, const char *exe, int blas, const ch
     char *tlibs[MAX_WORDS];
     int ntlibs = rlxc_split_words(target_libs, tlibs, MAX_WORDS);
 
-    /* the model's own file: its flags (results don't depend on them: no FMA contraction) */
+    /* the model's own file: its flags (results don't depend on them: no FMA
+     * contraction; without trapping math its loops of rlx_vmath.h's selects
+     * vectorize) */
     char *argv[MAX_WORDS * 4];
     int n = 0;
     for (int i = 0; i < t.ncc; i++) argv[n++] = t.cc[i];
     if (tr.gnu) argv[n++] = "-ffp-contract=off";
+    if (tr.gnu) argv[n++] = "-fno-trapping-math";
     if (blas) argv[n++] = "-DRLX_BLAS_OPENBLAS";   /* the model's file checks for it */
     for (int i = 0; i < t.nmodel; i++) argv[n++] = t.model[i];
     argv[n++] = rlx_fmt("-I%s", src);

@@ -150,7 +150,8 @@ static void emit_dumps(Emit *E, const RlxThunk *t) {
 /* An int parameter as the reader wants it: dtypes and activations by name. */
 static const char *int_param(const char *name, int64_t v) {
     static const char *acts[] = {"RS_ACT_NONE", "RS_ACT_RELU", "RS_ACT_CLIP", "RS_ACT_LEAKYRELU", "RS_ACT_SIGMOID",
-                                 "RS_ACT_HARDSIGMOID", "RS_ACT_HARDSWISH", "RS_ACT_TANH", "RS_ACT_SILU"};
+                                 "RS_ACT_HARDSIGMOID", "RS_ACT_HARDSWISH", "RS_ACT_TANH", "RS_ACT_SILU",
+                                 "RS_ACT_GELU"};
     size_t n = strlen(name);
     if (n >= 5 && !strcmp(name + n - 5, "dtype") && v >= 0 && v < RLX_NDTYPES) return dtype_enum((RlxDType)v);
     if (!strcmp(name, "act") && v >= 0 && v < (int64_t)(sizeof acts / sizeof acts[0])) return acts[v];

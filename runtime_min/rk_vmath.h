@@ -1,0 +1,219 @@
+/* rk_vmath.h - rlx_vmath.h's transcendentals and activations on vectors.
+ *
+ * The AVX-512 instance (rk_v16_exp, rk_v16_sigmoid, ..., 16 floats) where
+ * the file is compiled for AVX-512F, and the AVX2 instance (rk_v8_*, 8
+ * floats) where it is compiled for AVX2. Both perform rlx_vmath.h's
+ * operations in its order with exactly rounded vector instructions (no
+ * FMA), so every lane equals the scalar rs_f* of rlx_scalar.h bit for bit:
+ * a kernel may apply an activation in registers, in a compiler-vectorized
+ * loop or one element at a time and gets the same result
+ * (tests/unit/test_vmath.c compares them on every instance the CPU runs).
+ *
+ * rk_v16_act / rk_v8_act apply an RS_ACT_* activation to a vector: the
+ * kernels' vector epilogues for every activation, with rs_act's semantics;
+ * rk_act_run applies one to a run of floats in place with the widest of
+ * them.
+ */
+#ifndef RK_VMATH_H
+#define RK_VMATH_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "rlx_scalar.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#if defined(__GNUC__)
+#define RV_ATTR static inline __attribute__((always_inline))
+#else
+#define RV_ATTR static inline
+#endif
+
+#if defined(__AVX512F__)
+#define RV __m512
+#define RVU __m512i
+#define RVM __mmask16
+#define RV_FN(name) rk_v16_##name
+#define RV_C(c) _mm512_set1_ps(c)
+#define RVU_C(c) _mm512_set1_epi32((int)(c))
+#define RV_ADD(a, b) _mm512_add_ps(a, b)
+#define RV_SUB(a, b) _mm512_sub_ps(a, b)
+#define RV_MUL(a, b) _mm512_mul_ps(a, b)
+#define RV_DIV(a, b) _mm512_div_ps(a, b)
+#define RV_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
+#define RV_GT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)
+#define RV_GE(a, b) _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ)
+#define RV_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
+#define RV_SEL(m, a, b) _mm512_mask_blend_ps(m, b, a)
+#define RV_BITS(a) _mm512_castps_si512(a)
+#define RV_FROM(u) _mm512_castsi512_ps(u)
+#define RVU_ADD(a, b) _mm512_add_epi32(a, b)
+#define RVU_SUB(a, b) _mm512_sub_epi32(a, b)
+#define RVU_AND(a, b) _mm512_and_si512(a, b)
+#define RVU_OR(a, b) _mm512_or_si512(a, b)
+#define RVU_SHL(a, n) _mm512_slli_epi32(a, n)
+#define RVU_SHR(a, n) _mm512_srli_epi32(a, n)
+#define RVU_TOF(u) _mm512_cvtepi32_ps(u)
+#define RV_ANY(m) ((m) != 0)
+#define RV_ALL(m) ((m) == (__mmask16)0xffff)
+#include "rlx_vmath.h"
+#undef RV
+#undef RVU
+#undef RVM
+#undef RV_FN
+#undef RV_C
+#undef RVU_C
+#undef RV_ADD
+#undef RV_SUB
+#undef RV_MUL
+#undef RV_DIV
+#undef RV_LT
+#undef RV_GT
+#undef RV_GE
+#undef RV_EQ
+#undef RV_SEL
+#undef RV_BITS
+#undef RV_FROM
+#undef RVU_ADD
+#undef RVU_SUB
+#undef RVU_AND
+#undef RVU_OR
+#undef RVU_SHL
+#undef RVU_SHR
+#undef RVU_TOF
+#undef RV_ANY
+#undef RV_ALL
+
+/* rs_act on 16 lanes: relu keeps NaN (x > 0 or unordered), clip's ordered
+ * compares pass NaN through, as rs_relu and rs_clip */
+RV_ATTR __m512 rk_v16_act(__m512 x, int kind, float a, float b) {
+    switch (kind) {
+    case RS_ACT_RELU: return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ), x);
+    case RS_ACT_CLIP:
+        x = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, _mm512_set1_ps(b), _CMP_GT_OQ), _mm512_set1_ps(b));
+        return _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, _mm512_set1_ps(a), _CMP_LT_OQ), _mm512_set1_ps(a));
+    case RS_ACT_LEAKYRELU: return rk_v16_leakyrelu(x, a);
+    case RS_ACT_SIGMOID: return rk_v16_sigmoid(x);
+    case RS_ACT_HARDSIGMOID: return rk_v16_hardsigmoid(x, a, b);
+    case RS_ACT_HARDSWISH: return rk_v16_hardswish(x);
+    case RS_ACT_TANH: return rk_v16_tanh(x);
+    case RS_ACT_SILU: return rk_v16_silu(x);
+    case RS_ACT_GELU: return rk_v16_gelu(x);
+    default: return x;
+    }
+}
+#endif
+
+#if defined(__AVX2__)
+#define RV __m256
+#define RVU __m256i
+#define RVM __m256
+#define RV_FN(name) rk_v8_##name
+#define RV_C(c) _mm256_set1_ps(c)
+#define RVU_C(c) _mm256_set1_epi32((int)(c))
+#define RV_ADD(a, b) _mm256_add_ps(a, b)
+#define RV_SUB(a, b) _mm256_sub_ps(a, b)
+#define RV_MUL(a, b) _mm256_mul_ps(a, b)
+#define RV_DIV(a, b) _mm256_div_ps(a, b)
+#define RV_LT(a, b) _mm256_cmp_ps(a, b, _CMP_LT_OQ)
+#define RV_GT(a, b) _mm256_cmp_ps(a, b, _CMP_GT_OQ)
+#define RV_GE(a, b) _mm256_cmp_ps(a, b, _CMP_GE_OQ)
+#define RV_EQ(a, b) _mm256_cmp_ps(a, b, _CMP_EQ_OQ)
+#define RV_SEL(m, a, b) _mm256_blendv_ps(b, a, m)
+#define RV_BITS(a) _mm256_castps_si256(a)
+#define RV_FROM(u) _mm256_castsi256_ps(u)
+#define RVU_ADD(a, b) _mm256_add_epi32(a, b)
+#define RVU_SUB(a, b) _mm256_sub_epi32(a, b)
+#define RVU_AND(a, b) _mm256_and_si256(a, b)
+#define RVU_OR(a, b) _mm256_or_si256(a, b)
+#define RVU_SHL(a, n) _mm256_slli_epi32(a, n)
+#define RVU_SHR(a, n) _mm256_srli_epi32(a, n)
+#define RVU_TOF(u) _mm256_cvtepi32_ps(u)
+#define RV_ANY(m) (_mm256_movemask_ps(m) != 0)
+#define RV_ALL(m) (_mm256_movemask_ps(m) == 0xff)
+#include "rlx_vmath.h"
+#undef RV
+#undef RVU
+#undef RVM
+#undef RV_FN
+#undef RV_C
+#undef RVU_C
+#undef RV_ADD
+#undef RV_SUB
+#undef RV_MUL
+#undef RV_DIV
+#undef RV_LT
+#undef RV_GT
+#undef RV_GE
+#undef RV_EQ
+#undef RV_SEL
+#undef RV_BITS
+#undef RV_FROM
+#undef RVU_ADD
+#undef RVU_SUB
+#undef RVU_AND
+#undef RVU_OR
+#undef RVU_SHL
+#undef RVU_SHR
+#undef RVU_TOF
+#undef RV_ANY
+#undef RV_ALL
+
+RV_ATTR __m256 rk_v8_act(__m256 x, int kind, float a, float b) {
+    switch (kind) {
+    case RS_ACT_RELU: return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ), x);
+    case RS_ACT_CLIP:
+        x = _mm256_blendv_ps(x, _mm256_set1_ps(b), _mm256_cmp_ps(x, _mm256_set1_ps(b), _CMP_GT_OQ));
+        return _mm256_blendv_ps(x, _mm256_set1_ps(a), _mm256_cmp_ps(x, _mm256_set1_ps(a), _CMP_LT_OQ));
+    case RS_ACT_LEAKYRELU: return rk_v8_leakyrelu(x, a);
+    case RS_ACT_SIGMOID: return rk_v8_sigmoid(x);
+    case RS_ACT_HARDSIGMOID: return rk_v8_hardsigmoid(x, a, b);
+    case RS_ACT_HARDSWISH: return rk_v8_hardswish(x);
+    case RS_ACT_TANH: return rk_v8_tanh(x);
+    case RS_ACT_SILU: return rk_v8_silu(x);
+    case RS_ACT_GELU: return rk_v8_gelu(x);
+    default: return x;
+    }
+}
+#endif
+
+/* y[0, n) = rs_act(y[j]) in place, in the widest vectors the file is
+ * compiled for (the last part masked with AVX-512, one element at a time
+ * with AVX2 and in portable builds): the same bits everywhere. The switch
+ * is outside the loops, each loop a constant activation. */
+RV_ATTR void rk_act_run_k(float *y, int64_t n, int act, float a, float b) {
+    int64_t j = 0;
+#if defined(__AVX512F__)
+    for (; j + 16 <= n; j += 16) _mm512_storeu_ps(y + j, rk_v16_act(_mm512_loadu_ps(y + j), act, a, b));
+    if (j < n) {
+        __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
+        _mm512_mask_storeu_ps(y + j, m, rk_v16_act(_mm512_maskz_loadu_ps(m, y + j), act, a, b));
+        return;
+    }
+#elif defined(__AVX2__)
+    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(y + j, rk_v8_act(_mm256_loadu_ps(y + j), act, a, b));
+#endif
+    for (; j < n; j++) y[j] = rs_act(y[j], act, a, b);
+}
+
+static inline void rk_act_run(float *y, int64_t n, int act, float a, float b) {
+    switch (act) {
+    case RS_ACT_NONE: break;
+    case RS_ACT_RELU: rk_act_run_k(y, n, RS_ACT_RELU, a, b); break;
+    case RS_ACT_CLIP: rk_act_run_k(y, n, RS_ACT_CLIP, a, b); break;
+    case RS_ACT_LEAKYRELU: rk_act_run_k(y, n, RS_ACT_LEAKYRELU, a, b); break;
+    case RS_ACT_SIGMOID: rk_act_run_k(y, n, RS_ACT_SIGMOID, a, b); break;
+    case RS_ACT_HARDSIGMOID: rk_act_run_k(y, n, RS_ACT_HARDSIGMOID, a, b); break;
+    case RS_ACT_HARDSWISH: rk_act_run_k(y, n, RS_ACT_HARDSWISH, a, b); break;
+    case RS_ACT_TANH: rk_act_run_k(y, n, RS_ACT_TANH, a, b); break;
+    case RS_ACT_SILU: rk_act_run_k(y, n, RS_ACT_SILU, a, b); break;
+    case RS_ACT_GELU: rk_act_run_k(y, n, RS_ACT_GELU, a, b); break;
+    default: rk_act_run_k(y, n, act, a, b); break;
+    }
+}
+
+#undef RV_ATTR
+#endif
