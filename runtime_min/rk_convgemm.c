@@ -28,6 +28,7 @@
 #include "rlx_rt.h"
 #include "rk_typed.h"
 #include "rlx_scalar.h"
+#include "rk_vmath.h"
 
 /* Input rows split into their even and odd columns for taps at column
  * stride 2 (s2_layout, below). */
@@ -87,7 +88,7 @@ static void epilogue_run(float *y, int64_t n, float bias, const float *res, int6
         for (int64_t j = 0; j < n; j++) y[j] = rs_clip(y[j], a, b);
         break;
     default:
-        for (int64_t j = 0; j < n; j++) y[j] = rs_act(y[j], (int)act, a, b);
+        rk_act_run(y, n, (int)act, a, b);   /* in vectors, rs_act's bits */
         break;
     }
 }
@@ -473,7 +474,7 @@ static inline __m512 dw_odd(__m512 a, __m512 b) {
     return _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
 }
 
-/* relu or clip (rs_relu, rs_clip) on 16 lanes; other activations untouched. */
+/* rs_act on 16 lanes: relu and clip here, the others rk_vmath.h's. */
 static inline __m512 dw_act(__m512 acc, int64_t act, float lo, float hi) {
     if (act == RS_ACT_RELU) {
         /* rs_relu: x if x > 0 or NaN, else 0 */
@@ -486,12 +487,13 @@ static inline __m512 dw_act(__m512 acc, int64_t act, float lo, float hi) {
         __mmask16 below = _mm512_cmp_ps_mask(acc, lov, _CMP_LT_OQ);
         acc = _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(acc, hiv, _CMP_GT_OQ), hiv);
         acc = _mm512_mask_mov_ps(acc, below, lov);
+    } else if (act != RS_ACT_NONE) {
+        acc = rk_v16_act(acc, (int)act, lo, hi);
     }
     return acc;
 }
 
-/* act(acc + bias + res) with epilogue_run's arithmetic, for the activations
- * depthwise layers use; the caller runs epilogue_run for the others. */
+/* act(acc + bias + res) with epilogue_run's arithmetic. */
 static inline __m512 dw_finish(__m512 acc, float bias, const float *res, __mmask16 out, int64_t act, float lo,
                                float hi) {
     if (res)
@@ -546,11 +548,10 @@ DW_INLINE __m512 dw_sum(const __m512 *wv, const DwTaps *rows, const __mmask16 (*
 }
 
 /* The epilogue in registers, the strip's one store. */
-DW_INLINE void dw_emit(__m512 acc, float *yrow, int64_t n, __mmask16 out, float bias, const float *res, int epilogue,
-                       int64_t act, int other_act, float lo, float hi) {
+DW_INLINE void dw_emit(__m512 acc, float *yrow, __mmask16 out, float bias, const float *res, int epilogue,
+                       int64_t act, float lo, float hi) {
     if (epilogue) acc = dw_finish(acc, bias, res, out, act, lo, hi);
     _mm512_mask_storeu_ps(yrow, out, acc);
-    if (other_act) epilogue_run(yrow, n, 0.0f, NULL, act, lo, hi);
 }
 
 /* A depthwise 3x3 plane of stride 1 or 2 (either axis), in strips of 16
@@ -566,7 +567,6 @@ DW_INLINE void dw_plane_avx512_for(const rk_conv2d_f32_params *p, const float *x
                                    float bias, const float *res, int epilogue, int64_t s, int64_t act) {
     int64_t h = p->h, wd = p->w, oh = p->oh, ow = p->ow, sh = p->sh, pl = p->pl, pt = p->pt;
     float lo = (float)p->act_a, hi = (float)p->act_b;
-    int other_act = act != RS_ACT_NONE && act != RS_ACT_RELU && act != RS_ACT_CLIP;
     int64_t colo[3], cohi[3];   /* per tap: the output columns whose input column is inside */
     for (int t = 0; t < 3; t++) rk_out_range(ow, s, t - pl, wd, &colo[t], &cohi[t]);
     /* output rows whose input rows iy0 .. iy0 + 2 (iy0 = oy*sh - pt) are all inside */
@@ -583,8 +583,7 @@ DW_INLINE void dw_plane_avx512_for(const rk_conv2d_f32_params *p, const float *x
             v[t] = dw_lanes(-base - 16 * t, wd - base - 16 * t);
         }
         v[2] &= 1;
-        int64_t n = ow - j0 < 16 ? ow - j0 : 16;
-        __mmask16 out = dw_lanes(0, n);
+        __mmask16 out = dw_lanes(0, ow - j0);
         __mmask16 mrow[3][3];   /* every input row inside */
         for (int k = 0; k < 3; k++)
             for (int t = 0; t < 3; t++) mrow[k][t] = m[t];
@@ -597,8 +596,8 @@ DW_INLINE void dw_plane_avx512_for(const rk_conv2d_f32_params *p, const float *x
                 src += 2 * wd;
                 for (; oy < run_hi; oy++) {
                     rows[2] = dw_taps(src, s, m, v);
-                    dw_emit(dw_sum(wv, rows, (const __mmask16(*)[3])mrow), y + oy * ow + j0, n, out, bias,
-                            res ? res + oy * ow + j0 : NULL, epilogue, act, other_act, lo, hi);
+                    dw_emit(dw_sum(wv, rows, (const __mmask16(*)[3])mrow), y + oy * ow + j0, out, bias,
+                            res ? res + oy * ow + j0 : NULL, epilogue, act, lo, hi);
                     if (sh == 1) {
                         rows[0] = rows[1];
                         rows[1] = rows[2];
@@ -621,8 +620,8 @@ DW_INLINE void dw_plane_avx512_for(const rk_conv2d_f32_params *p, const float *x
                 }
                 if (inside) rows[k] = dw_taps(x + (iy0 + k) * wd + base, s, m, v);
             }
-            dw_emit(dw_sum(wv, rows, (const __mmask16(*)[3])mk), y + oy * ow + j0, n, out, bias,
-                    res ? res + oy * ow + j0 : NULL, epilogue, act, other_act, lo, hi);
+            dw_emit(dw_sum(wv, rows, (const __mmask16(*)[3])mk), y + oy * ow + j0, out, bias,
+                    res ? res + oy * ow + j0 : NULL, epilogue, act, lo, hi);
         }
     }
 }
@@ -630,7 +629,8 @@ DW_INLINE void dw_plane_avx512_for(const rk_conv2d_f32_params *p, const float *x
 static void dw_plane_avx512(const rk_conv2d_f32_params *p, const float *x, const float *w, float *y, float bias,
                             const float *res, int epilogue) {
     int64_t act = epilogue ? p->act : RS_ACT_NONE;
-    int kind = act == RS_ACT_NONE ? 0 : act == RS_ACT_RELU ? 1 : act == RS_ACT_CLIP ? 2 : 3;
+    int kind = act == RS_ACT_NONE ? 0 : act == RS_ACT_RELU ? 1 : act == RS_ACT_CLIP ? 2 : act == RS_ACT_SILU ? 3
+                                                                                   : act == RS_ACT_HARDSWISH ? 4 : 5;
 #define DW_CASE(S, K, A)                                                    \
     if (p->sw == S && kind == K) {                                          \
         dw_plane_avx512_for(p, x, w, y, bias, res, epilogue, S, (A));       \
@@ -642,6 +642,10 @@ static void dw_plane_avx512(const rk_conv2d_f32_params *p, const float *x, const
     DW_CASE(2, 0, RS_ACT_NONE)
     DW_CASE(2, 1, RS_ACT_RELU)
     DW_CASE(2, 2, RS_ACT_CLIP)
+    DW_CASE(1, 3, RS_ACT_SILU)
+    DW_CASE(2, 3, RS_ACT_SILU)
+    DW_CASE(1, 4, RS_ACT_HARDSWISH)
+    DW_CASE(2, 4, RS_ACT_HARDSWISH)
 #undef DW_CASE
     dw_plane_avx512_for(p, x, w, y, bias, res, epilogue, p->sw, act);
 }
@@ -686,7 +690,6 @@ static int dw_flat_plan(const rk_conv2d_f32_params *p, DwFlat *f) {
 static void dw_flat_avx512(const DwFlat *f, const rk_conv2d_f32_params *p, const float *x, const float *w, float *y,
                            float bias, const float *res, int epilogue) {
     int64_t act = epilogue ? p->act : RS_ACT_NONE;
-    int other_act = act != RS_ACT_NONE && act != RS_ACT_RELU && act != RS_ACT_CLIP;
     float lo = (float)p->act_a, hi = (float)p->act_b;
     __m512 wv[9];
     for (int i = 0; i < 9; i++) wv[i] = _mm512_set1_ps(w[i]);
@@ -701,8 +704,7 @@ static void dw_flat_avx512(const DwFlat *f, const rk_conv2d_f32_params *p, const
             }
         }
         __m512 acc = _mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]);
-        int64_t n = p->oh * p->ow - 16 * v < 16 ? p->oh * p->ow - 16 * v : 16;
-        dw_emit(acc, y + 16 * v, n, f->out[v], bias, res ? res + 16 * v : NULL, epilogue, act, other_act, lo, hi);
+        dw_emit(acc, y + 16 * v, f->out[v], bias, res ? res + 16 * v : NULL, epilogue, act, lo, hi);
     }
 }
 #endif
@@ -714,28 +716,127 @@ static int dw3_ok(const Conv *C) {
     return C->cg == 1 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->pt >= 0 && p->pl >= 0;
 }
 
+/* A depthwise convolution of any kernel, stride and dilation: one input
+ * channel per group, pads not negative. Its sums are the 3x3 kernels':
+ * per kernel row from +0, the taps in order (by fma where the file is
+ * built with FMA), the rows added in order, then the bias where it is not
+ * 0 (always with a residual) and the activation. Taps over the zero
+ * padding add w * 0 = +-0 to a sum that is never -0, so they change
+ * nothing (finite weights): the kernels below read padded copies of the
+ * input without a test per tap, and give the bits of one that skips them. */
+static int dw_any_ok(const Conv *C) {
+    const rk_conv2d_f32_params *p = C->p;
+    return C->cg == 1 && p->pt >= 0 && p->pl >= 0 && p->kh > 0 && p->kw > 0 && p->oh > 0 && p->ow > 0;
+}
+
+/* Rows and columns of the padded input the output reads. */
+static int64_t dw_span(int64_t out, int64_t s, int64_t k, int64_t d) { return (out - 1) * s + (k - 1) * d + 1; }
+
+#if defined(__FMA__)
+#define DW_MADD(a, b, c) fmaf(a, b, c)
+#else
+#define DW_MADD(a, b, c) ((a) * (b) + (c))
+#endif
+
+/* ---- rows of taps (any instruction set) ----
+ * Each input row a plane's outputs read is copied once into a slot of a
+ * small ring (on the stack), padded with zeros and split into its sw
+ * phases (phase q holds padded columns q, q + sw, ...), so that tap kx of
+ * output column ox is column ox + kx*dw/sw of phase kx*dw%sw: every tap's
+ * row of products is one straight loop over the output row, which
+ * compilers vectorize. The ring holds the (kh - 1)*dh + 1 rows one output
+ * row reads; rows outside the image are skipped. */
+enum { DW_ROWS_FLOATS = 12288 };   /* the ring and two output rows: 48 KB */
+
+static int64_t dw_rows_phase(const rk_conv2d_f32_params *p) {
+    return align16f((dw_span(p->ow, p->sw, p->kw, p->dw) + p->sw - 1) / p->sw);
+}
+
+static int dw_rows_ok(const Conv *C) {
+    const rk_conv2d_f32_params *p = C->p;
+    if (!dw_any_ok(C)) return 0;
+    int64_t slots = (p->kh - 1) * p->dh + 1, slot = p->sw * dw_rows_phase(p);
+    return p->kh <= 64 && slots * slot + 2 * align16f(p->ow) <= DW_ROWS_FLOATS;
+}
+
+static void dw_rows(const rk_conv2d_f32_params *p, const float *x, const float *w, float *y, float bias,
+                    const float *res, int epilogue) {
+    const int64_t h = p->h, wd = p->w, oh = p->oh, ow = p->ow, sh = p->sh, sw = p->sw, kh = p->kh, kw = p->kw;
+    const int64_t dh = p->dh, dw = p->dw, pt = p->pt, pl = p->pl, ph = dw_rows_phase(p);
+    const int64_t slots = (kh - 1) * dh + 1, slot = sw * ph;
+    float ring[DW_ROWS_FLOATS];
+    float *tot = ring + slots * slot, *srow = tot + align16f(ow);
+    int64_t tag[64];
+    for (int64_t i = 0; i < slots; i++) tag[i] = -1;
+    for (int64_t oy = 0; oy < oh; oy++) {
+        int first = 1;
+        for (int64_t ky = 0; ky < kh; ky++) {
+            int64_t iy = oy * sh - pt + ky * dh;
+            if (iy < 0 || iy >= h) continue;
+            float *r = ring + (iy % slots) * slot;
+            if (tag[iy % slots] != iy) {   /* the padded row, split into phases */
+                const float *xr = x + iy * wd;
+                for (int64_t q = 0; q < sw; q++)
+                    for (int64_t k = 0; k < ph; k++) {
+                        int64_t ix = k * sw + q - pl;
+                        r[q * ph + k] = ix >= 0 && ix < wd ? xr[ix] : 0.0f;
+                    }
+                tag[iy % slots] = iy;
+            }
+            const float *wr = w + ky * kw;
+            for (int64_t j = 0; j < ow; j++) srow[j] = 0.0f;
+            for (int64_t kx = 0; kx < kw; kx++) {
+                const float wv = wr[kx], *src = r + (kx * dw % sw) * ph + kx * dw / sw;
+                for (int64_t j = 0; j < ow; j++) srow[j] = DW_MADD(wv, src[j], srow[j]);
+            }
+            if (first)
+                for (int64_t j = 0; j < ow; j++) tot[j] = srow[j];
+            else
+                for (int64_t j = 0; j < ow; j++) tot[j] = tot[j] + srow[j];
+            first = 0;
+        }
+        float *yrow = y + oy * ow;
+        if (first)
+            for (int64_t j = 0; j < ow; j++) yrow[j] = 0.0f;
+        else
+            for (int64_t j = 0; j < ow; j++) yrow[j] = tot[j];
+        if (epilogue) epilogue_run(yrow, ow, bias, res ? res + oy * ow : NULL, p->act, (float)p->act_a, (float)p->act_b);
+    }
+}
+
 #if defined(__AVX512F__)
-/* ---- depthwise 3x3 on small planes, 16 channels in the lanes ----
- * On a 14x14 or 7x7 plane the strips above are one masked strip per row,
- * and a plane's few rows are too few for the sums of one row to overlap
- * the next (a 576-channel 14x14 layer: 18 cycles a row, 1.5x ORT's time).
- * Here 16 channels go through at once: their planes are turned into
- * [position][16 channels] (16x16 blocks transposed in registers), each
- * output position is then up to 9 fmas of whole vectors, every lane with
- * the same geometry (no masks; taps outside the image are skipped), and
- * the outputs are turned back. The sums are the strips': per kernel row
- * from +0, the taps inside the image in order, the rows added in order,
- * then dw_finish's bias (not added where it is 0) and activation; so the
- * bits are theirs, whichever kernel a plane gets. Planes of up to
- * DW_LANES_MAX positions (in and out), one input channel per output
- * channel, no residual, relu, clip or no activation. */
-enum { DW_LANES_MAX = 256 };
+/* ---- depthwise on small planes, 16 channels in the lanes ----
+ * On a 14x14 or 7x7 plane a row is one part-empty vector, and a plane's
+ * few rows are too few for the sums of one row to overlap the next (a
+ * 576-channel 14x14 3x3 layer: 18 cycles a row, 1.5x ORT's time). Here 16
+ * channels go through at once: their planes are turned into [position][16
+ * channels] (16x16 blocks transposed in registers), then spread into a
+ * zero-padded plane, each output position is kh*kw fmas of whole vectors,
+ * every lane with the same geometry (no masks, no tests), four positions
+ * at a time, and the outputs are turned back. The sums are dw_any_ok's, so
+ * a plane's bits do not depend on which kernel it gets. A plane whose
+ * padded input or output is too large for the stack buffers goes in bands
+ * of output rows, each band's input rows transposed a row at a time (the
+ * rows two bands share, twice). 3x3 kernels: planes of up to 256
+ * positions (the strips take larger ones); others up to DW_LANES_TAPS
+ * taps; one input channel per output channel, no residual, any
+ * activation. */
+enum { DW_LANES_IN = 2048, DW_LANES_OUT = 1024, DW_LANES_TAPS = 64 };
+
+/* Output rows per band: the most whose padded input rows fit in
+ * DW_LANES_IN positions and outputs in DW_LANES_OUT; 0 if not one. */
+static int64_t dw_lanes_band(const rk_conv2d_f32_params *p) {
+    int64_t wp = dw_span(p->ow, p->sw, p->kw, p->dw), nb = p->oh;
+    while (nb > 0 && (dw_span(nb, p->sh, p->kh, p->dh) * wp > DW_LANES_IN || nb * p->ow > DW_LANES_OUT)) nb--;
+    return nb;
+}
 
 static int dw_lanes_ok(const Conv *C) {
     const rk_conv2d_f32_params *p = C->p;
-    return dw3_ok(C) && C->ocg == 1 && p->sh <= 2 && p->sw <= 2 && !C->res &&
-           (p->act == RS_ACT_NONE || p->act == RS_ACT_RELU || p->act == RS_ACT_CLIP) && p->h * p->w > 0 &&
-           p->h * p->w <= DW_LANES_MAX && p->oh * p->ow <= DW_LANES_MAX;
+    if (!dw_any_ok(C) || C->ocg != 1 || C->res || p->kh * p->kw > DW_LANES_TAPS || p->h * p->w <= 0) return 0;
+    /* 3x3: small planes; the strips take the others */
+    if (dw3_ok(C)) return p->sh <= 2 && p->sw <= 2 && p->h * p->w <= 256 && p->oh * p->ow <= 256;
+    return dw_lanes_band(p) > 0;
 }
 
 /* r[i] lane j <- r[j] lane i */
@@ -768,84 +869,156 @@ static inline void dw_tr16(__m512 *r) {
 }
 
 /* tout[q] (16 channels) = the sums and epilogue of output position q from
- * tin ([position][16 channels]); act a constant after inlining. Rows of
- * three taps inside the image and columns likewise (most of a 14x14 plane)
- * run without a test per tap. */
-DW_INLINE void dw_lanes_sums(const rk_conv2d_f32_params *p, const float *tin, float *tout, const __m512 *wv,
-                             __m512 bv, __mmask16 has_bias, int64_t act) {
-    const int64_t h = p->h, wd = p->w, oh = p->oh, ow = p->ow, sh = p->sh, sw = p->sw, pt = p->pt, pl = p->pl;
+ * tin ([padded position][16 channels], rows wp positions wide), for oh
+ * output rows (a band's), four positions of a row at a time; act a
+ * constant after inlining. */
+DW_INLINE void dw_lanes_sums(const rk_conv2d_f32_params *p, const float *tin, int64_t wp, int64_t oh, float *tout,
+                             const float *wl, __m512 bv, __mmask16 has_bias, int64_t act) {
+    const int64_t ow = p->ow, sh = p->sh, sw = p->sw, kh = p->kh, kw = p->kw, dh = p->dh, dw = p->dw;
     const float lo = (float)p->act_a, hi = (float)p->act_b;
-    /* output columns whose three taps are all inside */
-    int64_t in_lo = (pl + sw - 1) / sw, in_hi = wd - 3 + pl >= 0 ? (wd - 3 + pl) / sw + 1 : 0;
-    if (in_hi > ow) in_hi = ow;
-    if (in_lo > in_hi) in_lo = in_hi;
     for (int64_t oy = 0; oy < oh; oy++) {
-        int64_t iy0 = oy * sh - pt;
         float *to = tout + oy * ow * 16;
-        for (int64_t ox = 0; ox < ow; ox++) {
-            __m512 s[3];
-            int64_t ix0 = ox * sw - pl;
-            if (iy0 >= 0 && iy0 + 3 <= h && ox >= in_lo && ox < in_hi) {
-                const float *r = tin + (iy0 * wd + ix0) * 16;
-                for (int ky = 0; ky < 3; ky++, r += wd * 16) {
-                    s[ky] = _mm512_fmadd_ps(wv[3 * ky], _mm512_loadu_ps(r), _mm512_setzero_ps());
-                    s[ky] = _mm512_fmadd_ps(wv[3 * ky + 1], _mm512_loadu_ps(r + 16), s[ky]);
-                    s[ky] = _mm512_fmadd_ps(wv[3 * ky + 2], _mm512_loadu_ps(r + 32), s[ky]);
+        int64_t ox = 0;
+        for (; ox + 4 <= ow; ox += 4) {
+            __m512 t0 = _mm512_setzero_ps(), t1 = t0, t2 = t0, t3 = t0;
+            for (int64_t ky = 0; ky < kh; ky++) {
+                const float *r = tin + ((oy * sh + ky * dh) * wp + ox * sw) * 16;
+                __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+                for (int64_t kx = 0; kx < kw; kx++) {
+                    __m512 wv = _mm512_loadu_ps(wl + (ky * kw + kx) * 16);
+                    const float *q = r + kx * dw * 16;
+                    s0 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(q), s0);
+                    s1 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(q + sw * 16), s1);
+                    s2 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(q + 2 * sw * 16), s2);
+                    s3 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(q + 3 * sw * 16), s3);
                 }
-            } else {
-                for (int ky = 0; ky < 3; ky++) {
-                    s[ky] = _mm512_setzero_ps();
-                    if (iy0 + ky < 0 || iy0 + ky >= h) continue;
-                    for (int kx = 0; kx < 3; kx++)
-                        if (ix0 + kx >= 0 && ix0 + kx < wd)
-                            s[ky] = _mm512_fmadd_ps(wv[3 * ky + kx],
-                                                    _mm512_loadu_ps(tin + ((iy0 + ky) * wd + ix0 + kx) * 16), s[ky]);
+                if (ky == 0) {
+                    t0 = s0, t1 = s1, t2 = s2, t3 = s3;
+                } else {
+                    t0 = _mm512_add_ps(t0, s0), t1 = _mm512_add_ps(t1, s1);
+                    t2 = _mm512_add_ps(t2, s2), t3 = _mm512_add_ps(t3, s3);
                 }
             }
-            __m512 acc = _mm512_add_ps(_mm512_add_ps(s[0], s[1]), s[2]);
-            acc = _mm512_mask_add_ps(acc, has_bias, acc, bv);
-            _mm512_storeu_ps(to + ox * 16, dw_act(acc, act, lo, hi));
+            _mm512_storeu_ps(to + ox * 16, dw_act(_mm512_mask_add_ps(t0, has_bias, t0, bv), act, lo, hi));
+            _mm512_storeu_ps(to + (ox + 1) * 16, dw_act(_mm512_mask_add_ps(t1, has_bias, t1, bv), act, lo, hi));
+            _mm512_storeu_ps(to + (ox + 2) * 16, dw_act(_mm512_mask_add_ps(t2, has_bias, t2, bv), act, lo, hi));
+            _mm512_storeu_ps(to + (ox + 3) * 16, dw_act(_mm512_mask_add_ps(t3, has_bias, t3, bv), act, lo, hi));
+        }
+        for (; ox < ow; ox++) {
+            __m512 t0 = _mm512_setzero_ps();
+            for (int64_t ky = 0; ky < kh; ky++) {
+                const float *r = tin + ((oy * sh + ky * dh) * wp + ox * sw) * 16;
+                __m512 s0 = _mm512_setzero_ps();
+                for (int64_t kx = 0; kx < kw; kx++)
+                    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(wl + (ky * kw + kx) * 16), _mm512_loadu_ps(r + kx * dw * 16), s0);
+                t0 = ky == 0 ? s0 : _mm512_add_ps(t0, s0);
+            }
+            _mm512_storeu_ps(to + ox * 16, dw_act(_mm512_mask_add_ps(t0, has_bias, t0, bv), act, lo, hi));
         }
     }
 }
 
-/* nch (1..16) channels: planes x (h*w apart), weights w (9 each), bias or
- * NULL, outputs y (oh*ow apart) */
+static void dw_lanes_run(const rk_conv2d_f32_params *p, const float *tin, int64_t wp, int64_t oh, float *tout,
+                         const float *wl, __m512 bv, __mmask16 has_bias) {
+    switch (p->act) {   /* the activation a constant in each loop */
+    case RS_ACT_NONE: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_NONE); break;
+    case RS_ACT_RELU: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_RELU); break;
+    case RS_ACT_CLIP: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_CLIP); break;
+    case RS_ACT_SILU: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_SILU); break;
+    case RS_ACT_HARDSWISH: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_HARDSWISH); break;
+    default: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, p->act); break;
+    }
+}
+
+/* Row ry of a padded band (wp positions) from input row iy of nch
+ * channels (planes np apart), 16 columns at a time; zeros around it. */
+static void dw_lanes_row(const rk_conv2d_f32_params *p, const float *x, int64_t np, int64_t nch, int64_t iy,
+                         int64_t wp, float *dst) {
+    int64_t lo = p->pl < wp ? p->pl : wp, hi = p->pl + p->w < wp ? p->pl + p->w : wp;
+    if (iy < 0 || iy >= p->h || hi <= lo) {
+        memset(dst, 0, sizeof(float) * (size_t)(wp * 16));
+        return;
+    }
+    memset(dst, 0, sizeof(float) * (size_t)(lo * 16));
+    memset(dst + hi * 16, 0, sizeof(float) * (size_t)((wp - hi) * 16));
+    __m512 r[16];
+    for (int64_t c0 = lo; c0 < hi; c0 += 16) {
+        int64_t n = hi - c0 < 16 ? hi - c0 : 16;
+        __mmask16 m = dw_lanes(0, n);
+        const float *src = x + iy * p->w + (c0 - p->pl);
+        for (int c = 0; c < 16; c++) r[c] = c < nch ? rk_load16(m, src + c * np) : _mm512_setzero_ps();
+        dw_tr16(r);
+        for (int64_t i = 0; i < n; i++) _mm512_storeu_ps(dst + (c0 + i) * 16, r[i]);
+    }
+}
+
+/* nch (1..16) channels: planes x (h*w apart), weights w (kh*kw each),
+ * bias or NULL, outputs y (oh*ow apart) */
 static void dw_lanes_block(const rk_conv2d_f32_params *p, const float *x, const float *w, const float *bias,
                            float *y, int64_t nch) {
-    const int64_t np = p->h * p->w, nq = p->oh * p->ow;
-    float tin[DW_LANES_MAX * 16];
-    float tout[DW_LANES_MAX * 16];
-    float wl[9 * 16];
+    const int64_t np = p->h * p->w, nq = p->oh * p->ow, taps = p->kh * p->kw;
+    const int64_t hp = dw_span(p->oh, p->sh, p->kh, p->dh), wp = dw_span(p->ow, p->sw, p->kw, p->dw);
+    float tin[DW_LANES_IN * 16];
+    float tout[DW_LANES_OUT * 16];   /* also the whole plane transposed, before the sums */
+    float wl[DW_LANES_TAPS * 16];
     float bl[16];
     __mmask16 chans = dw_lanes(0, nch);
     __m512 r[16];
-    for (int64_t p0 = 0; p0 < np; p0 += 16) {
-        __mmask16 m = dw_lanes(0, np - p0);
-        for (int c = 0; c < 16; c++) r[c] = c < nch ? rk_load16(m, x + c * np + p0) : _mm512_setzero_ps();
-        dw_tr16(r);
-        for (int i = 0; i < 16 && p0 + i < np; i++) _mm512_storeu_ps(tin + (p0 + i) * 16, r[i]);
-    }
     for (int c = 0; c < 16; c++) {
-        for (int k = 0; k < 9; k++) wl[k * 16 + c] = c < nch ? w[c * 9 + k] : 0.0f;
+        for (int64_t k = 0; k < taps; k++) wl[k * 16 + c] = c < nch ? w[c * taps + k] : 0.0f;
         bl[c] = c < nch && bias ? bias[c] : 0.0f;
     }
-    __m512 wv[9];
-    for (int k = 0; k < 9; k++) wv[k] = _mm512_loadu_ps(wl + k * 16);
     __m512 bv = _mm512_loadu_ps(bl);
     /* dw_finish adds a channel's bias where it is not 0 (NaN is not 0) */
     __mmask16 has_bias = bias ? _mm512_cmp_ps_mask(bv, _mm512_setzero_ps(), _CMP_NEQ_UQ) : 0;
-    switch (p->act) {   /* the activation a constant in each loop */
-    case RS_ACT_RELU: dw_lanes_sums(p, tin, tout, wv, bv, has_bias, RS_ACT_RELU); break;
-    case RS_ACT_CLIP: dw_lanes_sums(p, tin, tout, wv, bv, has_bias, RS_ACT_CLIP); break;
-    default: dw_lanes_sums(p, tin, tout, wv, bv, has_bias, RS_ACT_NONE); break;
+    if (hp * wp <= DW_LANES_IN && np <= DW_LANES_OUT && nq <= DW_LANES_OUT) {
+        /* the whole plane: 16 positions of the flat plane per transpose
+         * (rows of a 7x7 plane are shorter than a vector), then spread into
+         * the padded plane */
+        for (int64_t p0 = 0; p0 < np; p0 += 16) {
+            __mmask16 m = dw_lanes(0, np - p0);
+            for (int c = 0; c < 16; c++) r[c] = c < nch ? rk_load16(m, x + c * np + p0) : _mm512_setzero_ps();
+            dw_tr16(r);
+            for (int i = 0; i < 16 && p0 + i < np; i++) _mm512_storeu_ps(tout + (p0 + i) * 16, r[i]);
+        }
+        /* padded row ry is input row ry - pt; its columns c are input columns c - pl */
+        for (int64_t ry = 0; ry < hp; ry++) {
+            float *dst = tin + ry * wp * 16;
+            int64_t iy = ry - p->pt, lo = p->pl < wp ? p->pl : wp, hi = p->pl + p->w < wp ? p->pl + p->w : wp;
+            if (iy < 0 || iy >= p->h || hi <= lo) {
+                memset(dst, 0, sizeof(float) * (size_t)(wp * 16));
+                continue;
+            }
+            memset(dst, 0, sizeof(float) * (size_t)(lo * 16));
+            memcpy(dst + lo * 16, tout + iy * p->w * 16, sizeof(float) * (size_t)((hi - lo) * 16));
+            memset(dst + hi * 16, 0, sizeof(float) * (size_t)((wp - hi) * 16));
+        }
+        dw_lanes_run(p, tin, wp, p->oh, tout, wl, bv, has_bias);
+        for (int64_t q0 = 0; q0 < nq; q0 += 16) {
+            __mmask16 m = dw_lanes(0, nq - q0);
+            for (int i = 0; i < 16; i++) r[i] = q0 + i < nq ? _mm512_loadu_ps(tout + (q0 + i) * 16) : _mm512_setzero_ps();
+            dw_tr16(r);
+            for (int c = 0; c < 16; c++)
+                if (chans >> c & 1) _mm512_mask_storeu_ps(y + c * nq + q0, m, r[c]);
+        }
+        return;
     }
-    for (int64_t q0 = 0; q0 < nq; q0 += 16) {
-        __mmask16 m = dw_lanes(0, nq - q0);
-        for (int i = 0; i < 16; i++) r[i] = q0 + i < nq ? _mm512_loadu_ps(tout + (q0 + i) * 16) : _mm512_setzero_ps();
-        dw_tr16(r);
-        for (int c = 0; c < 16; c++)
-            if (chans >> c & 1) _mm512_mask_storeu_ps(y + c * nq + q0, m, r[c]);
+    int64_t nb = dw_lanes_band(p);
+    for (int64_t oy0 = 0; oy0 < p->oh; oy0 += nb) {
+        int64_t rows = p->oh - oy0 < nb ? p->oh - oy0 : nb, iy0 = oy0 * p->sh - p->pt;
+        int64_t span = dw_span(rows, p->sh, p->kh, p->dh);
+        for (int64_t ry = 0; ry < span; ry++) dw_lanes_row(p, x, np, nch, iy0 + ry, wp, tin + ry * wp * 16);
+        dw_lanes_run(p, tin, wp, rows, tout, wl, bv, has_bias);
+        for (int64_t oy = 0; oy < rows; oy++)
+            for (int64_t c0 = 0; c0 < p->ow; c0 += 16) {
+                int64_t n = p->ow - c0 < 16 ? p->ow - c0 : 16;
+                __mmask16 m = dw_lanes(0, n);
+                for (int i = 0; i < 16; i++)
+                    r[i] = i < n ? _mm512_loadu_ps(tout + (oy * p->ow + c0 + i) * 16) : _mm512_setzero_ps();
+                dw_tr16(r);
+                for (int c = 0; c < 16; c++)
+                    if (chans >> c & 1) _mm512_mask_storeu_ps(y + c * nq + (oy0 + oy) * p->ow + c0, m, r[c]);
+            }
     }
 }
 #endif
@@ -921,7 +1094,7 @@ static void direct_task(void *arg, int tid) {
         int64_t nb = (p->oc + 15) / 16;
         while (rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, p->n * nb, &cursor, &t, &t1)) {
             int64_t b = t / nb, o = t % nb * 16, nch = p->oc - o < 16 ? p->oc - o : 16;
-            dw_lanes_block(p, C->x + (b * p->c + o) * plane, C->w + o * 9, C->bias ? C->bias + o : NULL,
+            dw_lanes_block(p, C->x + (b * p->c + o) * plane, C->w + o * p->kh * p->kw, C->bias ? C->bias + o : NULL,
                            C->y + (b * p->oc + o) * oplane, nch);
         }
         return;
@@ -929,6 +1102,10 @@ static void direct_task(void *arg, int tid) {
 #endif
     int64_t total = p->n * p->oc;
     int dw3 = dw3_ok(C);
+#if defined(__AVX512F__)
+    if (p->sh > 2 || p->sw > 2) dw3 = 0;   /* the strips take strides 1 and 2; dw_rows the others, same sums */
+#endif
+    int rows = !dw3 && dw_rows_ok(C);
     DwFlat flat_plan, *flat = NULL;
 #if defined(__AVX512F__)
     if (dw3 && dw_flat_plan(p, &flat_plan)) flat = &flat_plan;
@@ -944,6 +1121,10 @@ static void direct_task(void *arg, int tid) {
         int epilogue = C->bias || res || p->act != RS_ACT_NONE;
         if (dw3) {
             depthwise3x3(p, xg, wo, yo, C->bias ? C->bias[o] : 0.0f, res, epilogue, flat);
+            continue;
+        }
+        if (rows) {
+            dw_rows(p, xg, wo, yo, C->bias ? C->bias[o] : 0.0f, res, epilogue);
             continue;
         }
         for (int64_t oy = 0; oy < p->oh; oy++) {
@@ -1140,7 +1321,6 @@ DW_INLINE void stem_split_strips(int S, const Conv *C, const float *wt, int hf, 
         if (S > 1) _mm512_storeu_ps(sums + 16 * (8 + o), a1[o]);
         if (S > 2) _mm512_storeu_ps(sums + 16 * (16 + o), a2[o]);
     }
-    int vec_act = act == RS_ACT_NONE || act == RS_ACT_RELU || act == RS_ACT_CLIP;
     for (int st = 0; st < S; st++) {
         int64_t x0 = ox0 + 16 * st, n = ow - x0 < 16 ? ow - x0 : 16;   /* the caller's strips start inside ow */
         __mmask16 out = dw_lanes(0, n);
@@ -1148,9 +1328,7 @@ DW_INLINE void stem_split_strips(int S, const Conv *C, const float *wt, int hf, 
             int64_t ch = o0 + 8 * hf + o, at = ((b * oc + ch) * oh + oy) * ow + x0;
             float bo = C->bias ? C->bias[ch] : 0.0f;
             __m512 v = _mm512_loadu_ps(sums + 16 * (8 * st + o));
-            if (vec_act) v = dw_finish(v, bo, C->res ? C->res + at : NULL, out, act, lo, hi);
-            _mm512_mask_storeu_ps(C->y + at, out, v);
-            if (!vec_act) epilogue_run(C->y + at, n, bo, C->res ? C->res + at : NULL, act, lo, hi);
+            _mm512_mask_storeu_ps(C->y + at, out, dw_finish(v, bo, C->res ? C->res + at : NULL, out, act, lo, hi));
         }
     }
 }
@@ -1164,7 +1342,6 @@ static void stem_task(void *arg, int tid) {
     const float lo = (float)p->act_a, hi = (float)p->act_b;
     const float *x = C->x, *bias = C->bias, *res = C->res;
     float *y = C->y;
-    int vec_act = act == RS_ACT_NONE || act == RS_ACT_RELU || act == RS_ACT_CLIP;
     int64_t ob = oc / 16, total = p->n * ob * oh;   /* rows: (image, 16 channels, output row) */
     int64_t cursor = 0;
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -1266,9 +1443,7 @@ static void stem_task(void *arg, int tid) {
                 int64_t at = ((b * oc + o0 + o) * oh + oy) * ow + ox0;
                 float bo = bias ? bias[o0 + o] : 0.0f;
                 __m512 v = _mm512_loadu_ps(sums + 16 * o);
-                if (vec_act) v = dw_finish(v, bo, res ? res + at : NULL, out, act, lo, hi);
-                _mm512_mask_storeu_ps(y + at, out, v);
-                if (!vec_act) epilogue_run(y + at, n, bo, res ? res + at : NULL, act, lo, hi);
+                _mm512_mask_storeu_ps(y + at, out, dw_finish(v, bo, res ? res + at : NULL, out, act, lo, hi));
             }
         }
     }

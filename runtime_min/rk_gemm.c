@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include "rlx_scalar.h"
+#include "rk_vmath.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -292,8 +293,28 @@ void rk_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t lda, int tran
  * x > 0 or x is NaN and gives +0 elsewhere; clip's compares are ordered, so
  * a NaN passes through both. */
 
-/* Elements [j, j + cols) of row i (global row gi) by scalar code. */
-static void epilogue_scalar(const rk_sgemm_args *g, float *ci, int64_t gi, int64_t j0, int64_t j, int64_t cols) {
+/* rk_gemm.h's rk_sgemm_few_rows_act names these codes by number */
+typedef char rk_few_rows_act_codes[RS_ACT_NONE == 0 && RS_ACT_RELU == 1 && RS_ACT_CLIP == 2 && RS_ACT_LEAKYRELU == 3 &&
+                                           RS_ACT_HARDSIGMOID == 5 && RS_ACT_HARDSWISH == 6
+                                       ? 1
+                                       : -1];
+
+/* rs_act for the few-rows path's activations (rk_sgemm_few_rows_act) */
+RK_INLINE float act_cheap(float y, int act, float a, float b) {
+    switch (act) {
+    case RS_ACT_RELU: return rs_relu(y);
+    case RS_ACT_CLIP: return rs_clip(y, a, b);
+    case RS_ACT_LEAKYRELU: return rs_leakyrelu(y, a);
+    case RS_ACT_HARDSIGMOID: return rs_hardsigmoid(y, a, b);
+    case RS_ACT_HARDSWISH: return rs_hardswish(y);
+    default: return y;
+    }
+}
+
+/* Elements [j, j + cols) of row i (global row gi) by scalar code; cheap:
+ * only act_cheap's activations (a constant after inlining). */
+RK_INLINE void epilogue_scalar_for(const rk_sgemm_args *g, float *ci, int64_t gi, int64_t j0, int64_t j,
+                                   int64_t cols, int cheap) {
     const float *ri = g->res ? g->res + gi * g->ldres + j0 : NULL;
     float act_a = g->act_a, act_b = g->act_b;
     for (; j < cols; j++) {
@@ -306,8 +327,17 @@ static void epilogue_scalar(const rk_sgemm_args *g, float *ci, int64_t gi, int64
             if (ri) y = y + bias + ri[j];
             else if (bias != 0.0f) y += bias;
         }
-        ci[j] = rs_act(y, g->act, act_a, act_b);
+        ci[j] = cheap ? act_cheap(y, g->act, act_a, act_b) : rs_act(y, g->act, act_a, act_b);
     }
+}
+
+static void epilogue_scalar(const rk_sgemm_args *g, float *ci, int64_t gi, int64_t j0, int64_t j, int64_t cols) {
+    epilogue_scalar_for(g, ci, gi, j0, j, cols, 0);
+}
+
+static void epilogue_scalar_cheap(const rk_sgemm_args *g, float *ci, int64_t gi, int64_t j0, int64_t j,
+                                  int64_t cols) {
+    epilogue_scalar_for(g, ci, gi, j0, j, cols, 1);
 }
 
 #if RK_GEMM_AVX2 && defined(__AVX512F__)
@@ -360,41 +390,86 @@ static ep_mask ep_mask_for(int64_t n) { return n >= 4; }
 #define EP_CLIP(x, lo, hi) vbslq_f32(vcltq_f32(x, lo), lo, vbslq_f32(vcgtq_f32(x, hi), hi, x))
 #endif
 
-/* C[i0.., j0..] (rows x cols at c), global row i0 and column j0. */
+#ifdef EP_VEC
+/* rs_act on a vector: relu and clip as above, the others rk_vmath.h's */
+RK_INLINE ep_vec ep_act(ep_vec y, int act, float a, float b, ep_vec lo, ep_vec hi) {
+    if (act == RS_ACT_RELU) return EP_RELU(y);
+    if (act == RS_ACT_CLIP) return EP_CLIP(y, lo, hi);
+    if (act == RS_ACT_NONE) return y;
+#if EP_VEC == 16
+    return rk_v16_act(y, act, a, b);
+#else
+    return rk_v8_act(y, act, a, b);
+#endif
+}
+
+/* epilogue_tile with the activation a constant (after inlining) */
+RK_INLINE void epilogue_tile_k(const rk_sgemm_args *g, float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
+                               int64_t cols, int act, int cheap) {
+    const float *bias = g->bias, *res = g->res;
+    int per_col = g->bias_per_col;
+    float a = g->act_a, b = g->act_b;
+    ep_vec lo = EP_SET1(a), hi = EP_SET1(b);
+    int64_t vec_cols = EP_VEC == 16 ? cols : cols / EP_VEC * EP_VEC;
+    for (int64_t i = 0; i < rows; i++) {
+        float *ci = c + i * ldc;
+        const float *ri = res ? res + (i0 + i) * g->ldres + j0 : NULL;
+        float bias_i = bias && !per_col ? bias[i0 + i] : 0.0f;
+        ep_vec vbias_i = EP_SET1(bias_i);
+        for (int64_t j = 0; j < vec_cols; j += EP_VEC) {
+            ep_mask m = ep_mask_for(vec_cols - j);
+            ep_vec y = EP_LOAD(m, ci + j);
+            if (per_col) {
+                if (bias) y = EP_ADD(y, EP_LOAD(m, bias + j0 + j));
+                if (ri) y = EP_ADD(y, EP_LOAD(m, ri + j));
+            } else if (ri) {
+                y = EP_ADD(EP_ADD(y, vbias_i), EP_LOAD(m, ri + j));
+            } else if (bias_i != 0.0f) {
+                y = EP_ADD(y, vbias_i);
+            }
+            EP_STORE(m, ci + j, ep_act(y, act, a, b, lo, hi));
+        }
+        if (vec_cols < cols) {
+            if (cheap) epilogue_scalar_cheap(g, ci, i0 + i, j0, vec_cols, cols);
+            else epilogue_scalar(g, ci, i0 + i, j0, vec_cols, cols);
+        }
+    }
+}
+#endif
+
+/* C[i0.., j0..] (rows x cols at c), global row i0 and column j0: in
+ * vectors, one loop per common activation (rk_vmath.h's forms, rs_act's
+ * bits), the scalar code for the rest of a row. */
 static void epilogue_tile(const rk_sgemm_args *g, float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
                           int64_t cols) {
 #ifdef EP_VEC
-    if (g->act == RS_ACT_NONE || g->act == RS_ACT_RELU || g->act == RS_ACT_CLIP) {
-        const float *bias = g->bias, *res = g->res;
-        int per_col = g->bias_per_col, act = g->act;
-        ep_vec lo = EP_SET1(g->act_a), hi = EP_SET1(g->act_b);
-        int64_t vec_cols = EP_VEC == 16 ? cols : cols / EP_VEC * EP_VEC;
-        for (int64_t i = 0; i < rows; i++) {
-            float *ci = c + i * ldc;
-            const float *ri = res ? res + (i0 + i) * g->ldres + j0 : NULL;
-            float bias_i = bias && !per_col ? bias[i0 + i] : 0.0f;
-            ep_vec vbias_i = EP_SET1(bias_i);
-            for (int64_t j = 0; j < vec_cols; j += EP_VEC) {
-                ep_mask m = ep_mask_for(vec_cols - j);
-                ep_vec y = EP_LOAD(m, ci + j);
-                if (per_col) {
-                    if (bias) y = EP_ADD(y, EP_LOAD(m, bias + j0 + j));
-                    if (ri) y = EP_ADD(y, EP_LOAD(m, ri + j));
-                } else if (ri) {
-                    y = EP_ADD(EP_ADD(y, vbias_i), EP_LOAD(m, ri + j));
-                } else if (bias_i != 0.0f) {
-                    y = EP_ADD(y, vbias_i);
-                }
-                if (act == RS_ACT_RELU) y = EP_RELU(y);
-                else if (act == RS_ACT_CLIP) y = EP_CLIP(y, lo, hi);
-                EP_STORE(m, ci + j, y);
-            }
-            if (vec_cols < cols) epilogue_scalar(g, ci, i0 + i, j0, vec_cols, cols);
-        }
-        return;
+    switch (g->act) {
+#define EP_CASE(A) case A: epilogue_tile_k(g, c, ldc, i0, j0, rows, cols, A, 0); return;
+    EP_CASE(RS_ACT_NONE) EP_CASE(RS_ACT_RELU) EP_CASE(RS_ACT_CLIP) EP_CASE(RS_ACT_SILU) EP_CASE(RS_ACT_GELU)
+    EP_CASE(RS_ACT_HARDSWISH) EP_CASE(RS_ACT_SIGMOID) EP_CASE(RS_ACT_TANH)
+#undef EP_CASE
+    default: epilogue_tile_k(g, c, ldc, i0, j0, rows, cols, g->act, 0); return;
     }
-#endif
+#else
     for (int64_t i = 0; i < rows; i++) epilogue_scalar(g, c + i * ldc, i0 + i, j0, 0, cols);
+#endif
+}
+
+/* The few-rows path's: act_cheap's activations only, none of the exp and
+ * erf code (rk_sgemm_few_rows_act). */
+static void epilogue_tile_cheap(const rk_sgemm_args *g, float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
+                                int64_t cols) {
+#ifdef EP_VEC
+    switch (g->act) {
+#define EP_CASE(A) case A: epilogue_tile_k(g, c, ldc, i0, j0, rows, cols, A, 1); return;
+    EP_CASE(RS_ACT_RELU) EP_CASE(RS_ACT_CLIP) EP_CASE(RS_ACT_LEAKYRELU) EP_CASE(RS_ACT_HARDSIGMOID)
+    EP_CASE(RS_ACT_HARDSWISH)
+#undef EP_CASE
+    default: epilogue_tile_k(g, c, ldc, i0, j0, rows, cols, RS_ACT_NONE, 1); return;
+    }
+#else
+    for (int64_t i = 0; i < rows; i++) epilogue_scalar_cheap(g, c + i * ldc, i0 + i, j0, 0, cols);
+#endif
 }
 
 
@@ -1144,13 +1219,13 @@ static void part_init(gemm_part *part, const rk_sgemm_args *g, void *scratch) {
     part->pack_b = rk_align64f((char *)part->pack_a + a_bytes);
 }
 
-/* C = beta * C for K == 0, where no kernel runs. */
+/* C = beta * C for K == 0, where no kernel runs (the caller then applies
+ * the epilogue). */
 static void scale_c(const rk_sgemm_args *g) {
     for (int64_t i = 0; i < g->m; i++) {
         float *ci = g->c + i * g->ldc;
         for (int64_t j = 0; j < g->n; j++) ci[j] = g->beta == 0.0f ? 0.0f : g->beta * ci[j];
     }
-    if (has_epilogue(g)) epilogue_tile(g, g->c, g->ldc, 0, 0, g->m, g->n);
 }
 
 typedef struct {
@@ -1202,6 +1277,7 @@ void rk_sgemm_ex(const rk_sgemm_args *g, void *scratch, int nthreads, rk_paralle
 #endif
     if (g->k <= 0) {
         scale_c(g);
+        if (has_epilogue(g)) epilogue_tile(g, g->c, g->ldc, 0, 0, g->m, g->n);
         return;
     }
     gemm_team team;
@@ -1237,6 +1313,7 @@ static void sgemm_part(const rk_sgemm_args *g, int64_t m0, int64_t m1, int64_t n
         sub.bias = !g->bias ? NULL : g->bias_per_col ? g->bias + n0 : g->bias + m0;
         sub.res = g->res ? g->res + m0 * g->ldres + n0 : NULL;
         scale_c(&sub);
+        if (has_epilogue(&sub)) epilogue_tile(&sub, sub.c, sub.ldc, 0, 0, sub.m, sub.n);
         return;
     }
     gemm_part part;
@@ -1275,6 +1352,7 @@ void rk_sgemm_few_rows(const rk_sgemm_args *g) {
     if (m <= 0 || n <= 0 || !g->packed_b) return;
     if (k <= 0) {
         scale_c(g);
+        if (has_epilogue(g)) epilogue_tile_cheap(g, g->c, g->ldc, 0, 0, g->m, g->n);
         return;
     }
     int64_t kcs = kc_step(k);
@@ -1309,7 +1387,7 @@ void rk_sgemm_few_rows(const rk_sgemm_args *g) {
                 }
             }
         }
-        if (has_epilogue(g)) epilogue_tile(g, g->c + jc, g->ldc, 0, jc, m, nc);
+        if (has_epilogue(g)) epilogue_tile_cheap(g, g->c + jc, g->ldc, 0, jc, m, nc);
     }
 }
 #undef FEW_MADD

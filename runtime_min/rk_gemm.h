@@ -115,9 +115,15 @@ void rk_sgemm_ex(const rk_sgemm_args *args, void *scratch, int nthreads, rk_para
 /* A product of at most RK_SGEMM_FEW_ROWS rows against a pre-packed B, on the
  * calling thread, by plain loops over B's panels: no scratch and a few hundred
  * bytes of code (the general entry's kernels are several hundred KB). Each
- * element sees rk_sgemm_ex's operations in the same order: the same bits. */
+ * element sees rk_sgemm_ex's operations in the same order: the same bits.
+ * Its epilogue knows only the activations without exp or erf
+ * (rk_sgemm_few_rows_act), whose code small models would carry for
+ * nothing; others leave C as the product plus bias and residual. */
 #define RK_SGEMM_FEW_ROWS 8
 void rk_sgemm_few_rows(const rk_sgemm_args *args);
+static inline int rk_sgemm_few_rows_act(int act) {
+    return act == 0 || act == 1 || act == 2 || act == 3 || act == 5 || act == 6;   /* none, relu, clip, leakyrelu, hardsigmoid, hardswish */
+}
 
 /* Whether a product is worth waking threads for: B's bytes count as work
  * too (2 flops each), since a classifier's 1 x 512 x 1000 product streams

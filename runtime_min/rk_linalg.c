@@ -35,7 +35,7 @@ static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
 /* The _rows implementations' GEMM: only where it applies. */
 static int few_rows(rk_ctx *ctx, rk_sgemm_args *args) {
     (void)ctx;
-    if (!args->packed_b || args->m > RK_SGEMM_FEW_ROWS) return RLX_E_ARG;
+    if (!args->packed_b || args->m > RK_SGEMM_FEW_ROWS || !rk_sgemm_few_rows_act(args->act)) return RLX_E_ARG;
     rk_sgemm_few_rows(args);
     return RLX_OK;
 }

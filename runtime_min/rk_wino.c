@@ -40,6 +40,7 @@
 #include "rk_gemm.h"
 #include "rlx_rt.h"
 #include "rlx_scalar.h"
+#include "rk_vmath.h"
 
 /* Tiles of one tile row transformed together (bounds the stack buffers). */
 enum { CH = 64 };
@@ -327,13 +328,15 @@ static inline void wv_store_n(float *p, wv v, int64_t cnt) {
     if (cnt >= 16) _mm512_storeu_ps(p, v);
     else _mm512_mask_storeu_ps(p, wv_mask(cnt), v);
 }
-RK_WINO_INLINE wv wv_act(wv v, int64_t act, wv lo, wv hi) {   /* act_of for NONE, RELU, CLIP */
+/* act_of: relu and clip here, the others rk_vmath.h's (rs_act's bits) */
+RK_WINO_INLINE wv wv_act(wv v, int64_t act, wv lo, wv hi, float aa, float ab) {
     if (act == RS_ACT_RELU) return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, wv_zero(), _CMP_NLE_UQ), v);
     if (act == RS_ACT_CLIP) {   /* rs_clip: x < lo ? lo : (x > hi ? hi : x) */
         __mmask16 below = _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ);
         v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
         return _mm512_mask_mov_ps(v, below, lo);
     }
+    if (act != RS_ACT_NONE) return rk_v16_act(v, (int)act, aa, ab);
     return v;
 }
 /* a zmm of two tiles' 8 floats (insertf64x4: AVX-512F, no DQ needed) */
@@ -387,13 +390,14 @@ static inline void wv_store_n(float *p, wv v, int64_t cnt) {
     if (cnt >= 8) _mm256_storeu_ps(p, v);
     else _mm256_maskstore_ps(p, wv_mask(cnt), v);
 }
-RK_WINO_INLINE wv wv_act(wv v, int64_t act, wv lo, wv hi) {   /* act_of for NONE, RELU, CLIP */
+RK_WINO_INLINE wv wv_act(wv v, int64_t act, wv lo, wv hi, float aa, float ab) {   /* as above */
     if (act == RS_ACT_RELU) return _mm256_and_ps(_mm256_cmp_ps(v, wv_zero(), _CMP_NLE_UQ), v);
     if (act == RS_ACT_CLIP) {   /* rs_clip: x < lo ? lo : (x > hi ? hi : x) */
         __m256 below = _mm256_cmp_ps(v, lo, _CMP_LT_OQ);
         v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
         return _mm256_blendv_ps(v, lo, below);
     }
+    if (act != RS_ACT_NONE) return rk_v8_act(v, (int)act, aa, ab);
     return v;
 }
 /* x[c] (c < nc) = column c of the 8 floats at base[e] + off, lane e: an
@@ -527,7 +531,8 @@ RK_WINO_INLINE void output_transform_vec(const Wino *W, const float *M, int64_t 
     const rk_conv_wino_f32_params *p = W->p;
     const int a = m + 2;
     int64_t oplane = p->oh * p->ow, msz = rows * n, tw = W->tiles_w, act = p->act;
-    const wv lo = wv_set1((float)p->act_a), hi = wv_set1((float)p->act_b);
+    const float aa = (float)p->act_a, ab = (float)p->act_b;
+    const wv lo = wv_set1(aa), hi = wv_set1(ab);
     float Z[4 * 4 * WN + WN];   /* a run's last vector may read past its row */
     memset(Z, 0, sizeof Z);
     for (int64_t j0 = 0; j0 < n; j0 += WN) {
@@ -572,7 +577,7 @@ RK_WINO_INLINE void output_transform_vec(const Wino *W, const float *M, int64_t 
                     for (int64_t q = 0; q < valid; q += WN) {
                         wv v = wv_loadu(z + q);
                         if (ro) v = wv_add(v, wv_load_n(ro + at + q, valid - q));
-                        wv_store_n(yo + at + q, wv_act(v, act, lo, hi), valid - q);
+                        wv_store_n(yo + at + q, wv_act(v, act, lo, hi, aa, ab), valid - q);
                     }
                 }
             }
@@ -666,14 +671,12 @@ RK_WINO_INLINE void output_transform_m(const Wino *W, const float *M, int64_t o0
 static void output_transform(const Wino *W, const float *M, int64_t o0, int64_t rows, int64_t t0, int64_t n,
                              float *y, const float *res) {
 #if defined(RK_WINO_VEC)
-    if (W->p->act == RS_ACT_NONE || W->p->act == RS_ACT_RELU || W->p->act == RS_ACT_CLIP) {
-        if (W->p->m == 4) output_transform_vec(W, M, o0, rows, t0, n, y, res, 4);
-        else output_transform_vec(W, M, o0, rows, t0, n, y, res, 2);
-        return;
-    }
-#endif
+    if (W->p->m == 4) output_transform_vec(W, M, o0, rows, t0, n, y, res, 4);
+    else output_transform_vec(W, M, o0, rows, t0, n, y, res, 2);
+#else
     if (W->p->m == 4) output_transform_m(W, M, o0, rows, t0, n, y, res, 4);
     else output_transform_m(W, M, o0, rows, t0, n, y, res, 2);
+#endif
 }
 
 static void wino_task(void *arg, int tid) {

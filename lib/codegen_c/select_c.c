@@ -190,7 +190,8 @@ static void select_gemm(const RlxGraph *g, RlxThunk *t, RlxKernelImpl few) {
     int64_t m = rlx_tk_get_i(t, "m"), n = rlx_tk_get_i(t, "n"), k = rlx_tk_get_i(t, "k");
     rlx_tk_i(t, "b_packed", packed);
     int batched = t->kind == RLX_K_matmul_f32 && rlx_tk_get_i(t, "brank") > 0;
-    if (packed && !batched && m <= RK_SGEMM_FEW_ROWS && !rk_sgemm_threads_pay(m, n, k)) {
+    if (packed && !batched && m <= RK_SGEMM_FEW_ROWS && !rk_sgemm_threads_pay(m, n, k) &&
+        rk_sgemm_few_rows_act((int)rlx_tk_get_i(t, "act"))) {
         t->impl = few;
         t->scratch = 0;
         return;

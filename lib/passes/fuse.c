@@ -5,7 +5,12 @@
  * Add of a tensor of its own shape (a residual), or an activation that the
  * kernels apply with rlx_scalar.h's rs_act, takes that op into its own
  * epilogue (extra inputs 2 and 3, attributes rlx_act*): the kernel computes
- * act(x*w + bias + residual) in one pass over its output.
+ * act(x*w + bias + residual) in one pass over its output. Two activations
+ * come as patterns of several nodes reading the output twice, as PyTorch
+ * exports them at opset 17: SiLU, Mul(y, Sigmoid(y)), and GELU,
+ * Mul(Mul(y, Add(Erf(Div(y, sqrt 2)), 1)), 0.5); rs_act's RS_ACT_SILU and
+ * RS_ACT_GELU compute exactly those ops in that order, so fusing them
+ * changes no bit.
  *
  * A chain of elementwise ops becomes one rlx.Region node, printed as one
  * loop: no intermediate tensor is written or planned. Walking the schedule,
@@ -157,6 +162,78 @@ static int activation_of(const RlxGraph *g, const RlxNode *c, double *a, double 
     }
 }
 
+/* The live nodes reading value v, up to max of them; their count. */
+static int readers_of(const RlxGraph *g, int v, int *out, int max) {
+    int n = 0;
+    for (int i = 0; i < g->nn; i++) {
+        const RlxNode *r = &g->n[i];
+        if (r->dead) continue;
+        for (int j = 0; j < r->nin; j++)
+            if (r->in[j] == v) {
+                if (n < max) out[n] = i;
+                n++;
+                break;
+            }
+    }
+    return n;
+}
+
+/* Whether node c is binary op `op` of x and a constant scalar equal to
+ * (float)k, in either order (Div: x first). */
+static int op_with_const(const RlxGraph *g, const RlxNode *c, RlxOp op, int x, float k) {
+    if (c->dead || c->op != op || c->nin != 2 || c->nout != 1) return 0;
+    int other = c->in[0] == x ? c->in[1] : (op != RLX_OP_DIV && c->in[1] == x ? c->in[0] : -1);
+    double v;
+    return other >= 0 && other != x && g->v[other].dtype == RLX_F32 && const_scalar(g, other, &v) && (float)v == k;
+}
+
+/* The single reader of value v that nothing else reads, or -1. */
+static int only_reader(const RlxGraph *g, int v) {
+    int r;
+    if (v < 0 || (g->v[v].flags & RLX_V_OUTPUT) || readers_of(g, v, &r, 1) != 1) return -1;
+    return r;
+}
+
+/* y read twice, by the nodes of SiLU (Sigmoid(y), Mul(y, that)) or GELU
+ * (Div(y, sqrt 2), Erf, Add 1, Mul(y, that), Mul 0.5): the RS_ACT_* code,
+ * the pattern's nodes (the last one's output becomes the fused node's) in
+ * kill[], their count in *nkill; 0 if neither. */
+static int activation_pattern(const RlxGraph *g, int y, int *kill, int *nkill) {
+    int r[2];
+    if (readers_of(g, y, r, 2) != 2) return 0;
+    for (int k = 0; k < 2; k++) {
+        const RlxNode *a = &g->n[r[k]], *b = &g->n[r[1 - k]];
+        if (a->op == RLX_OP_SIGMOID && a->nout == 1 && !a->dead && only_reader(g, a->out[0]) == r[1 - k] &&
+            b->op == RLX_OP_MUL && b->nin == 2 && b->nout == 1 &&
+            ((b->in[0] == y && b->in[1] == a->out[0]) || (b->in[1] == y && b->in[0] == a->out[0]))) {
+            kill[0] = r[k];
+            kill[1] = r[1 - k];
+            *nkill = 2;
+            return RS_ACT_SILU;
+        }
+        if (op_with_const(g, a, RLX_OP_DIV, y, 1.41421354f)) {
+            int erf = only_reader(g, a->out[0]);
+            if (erf < 0 || g->n[erf].op != RLX_OP_ERF || g->n[erf].nout != 1) continue;
+            int add = only_reader(g, g->n[erf].out[0]);
+            if (add < 0 || !op_with_const(g, &g->n[add], RLX_OP_ADD, g->n[erf].out[0], 1.0f)) continue;
+            int one = g->n[add].out[0];
+            if (only_reader(g, one) != r[1 - k] || b->op != RLX_OP_MUL || b->nin != 2 || b->nout != 1 ||
+                !((b->in[0] == y && b->in[1] == one) || (b->in[1] == y && b->in[0] == one)))
+                continue;
+            int half = only_reader(g, b->out[0]);
+            if (half < 0 || !op_with_const(g, &g->n[half], RLX_OP_MUL, b->out[0], 0.5f)) continue;
+            kill[0] = r[k];
+            kill[1] = erf;
+            kill[2] = add;
+            kill[3] = r[1 - k];
+            kill[4] = half;
+            *nkill = 5;
+            return RS_ACT_GELU;
+        }
+    }
+    return 0;
+}
+
 static int same_shape(const RlxValue *a, const RlxValue *b) {
     if (a->rank != b->rank || a->dtype != b->dtype) return 0;
     for (int i = 0; i < a->rank; i++)
@@ -195,6 +272,26 @@ void rlx_fuse_epilogues(RlxGraph *g) {
         for (;;) {
             n = &g->n[node];
             int y = n->out[0];
+            int kill[5], nkill = 0, pattern = 0;
+            if (nuse[y] == 2 && !(g->v[y].flags & RLX_V_OUTPUT) && !rlx_attr_i(n, "rlx_act", 0))
+                pattern = activation_pattern(g, y, kill, &nkill);
+            if (pattern) {
+                /* the pattern's last node's output becomes the node's; its
+                 * constants lose their readers */
+                int last = kill[nkill - 1];
+                rlx_attr_add(g, node, "rlx_act", RLX_A_INT)->i = pattern;
+                n = &g->n[node];
+                n->out[0] = g->n[last].out[0];
+                g->v[n->out[0]].producer = node;
+                for (int k = 0; k < nkill; k++) {
+                    RlxNode *c = &g->n[kill[k]];
+                    c->dead = 1;
+                    for (int j = 0; j < c->nin; j++)
+                        if (c->in[j] >= 0 && rlx_is_const(g, c->in[j])) nuse[c->in[j]]--;
+                }
+                nuse[y] = 0;
+                break;   /* nothing fuses after the activation */
+            }
             if (nuse[y] != 1 || (g->v[y].flags & RLX_V_OUTPUT)) break;
             int ci = reader[y];
             RlxNode *c = &g->n[ci];

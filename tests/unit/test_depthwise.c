@@ -1,21 +1,26 @@
-/* test_depthwise.c - conv2d_f32's depthwise 3x3 (method 0, one input
- * channel per output channel; rk_convgemm.c).
+/* test_depthwise.c - conv2d_f32's depthwise convolutions (method 0, one
+ * input channel per group; rk_convgemm.c).
  *
- * Built with AVX-512, a plane goes through one of three kernels: strips of
- * 16 output columns (dw_plane_avx512), one flat run for small stride-1
+ * Built with AVX-512, a 3x3 plane goes through one of three kernels: strips
+ * of 16 output columns (dw_plane_avx512), one flat run for small stride-1
  * planes with a residual (dw_flat_avx512), or, for planes of up to 256
  * positions without a residual, 16 channels at once in the vector lanes
- * (dw_lanes_block, which transposes the planes). All three promise the same
- * sums: per kernel row from +0, the taps inside the image in order by fma,
- * the three rows added in order, then the bias where it is not 0 (always
- * with a residual) and the activation. Here every output is checked bit for
- * bit against that order written with fmaf, and against a double sum; the
- * portable build (a different order) against the double sum only. Also the
- * same bits at 1 and 3 threads. Geometries: planes 1x1 to 16x16 (the lanes
- * kernel) and wider ones (the strips), strides 1 and 2 on either axis, pads
- * 0 to 2, channel counts around 16 (a block's tail), a batch, biases with
- * zeros and one NaN, relu, clip and none, a residual; NaN and inf inputs.
- */
+ * (dw_lanes_block, which transposes the planes); other kernels (5x5, 7x7,
+ * 1x3, dilated, stride 3, depth multipliers) go through the lanes kernel
+ * (whole padded planes, or bands of output rows whose padded input rows
+ * fit its buffers), else through rows of taps (dw_rows, any instruction
+ * set). All promise the same sums: per
+ * kernel row from +0, the taps inside the image in order by fma, the rows
+ * added in order, then the bias where it is not 0 (always with a residual)
+ * and the activation. Here every output is checked bit for bit against
+ * that order written with fmaf (built with AVX-512: every kernel; with
+ * FMA: the kernels other than 3x3), and against a double sum; the portable
+ * build (a different order) against the double sum only. Also the same
+ * bits at 1 and 3 threads. Geometries: 3x3 planes 1x1 to 16x16 (the lanes
+ * kernel) and wider ones (the strips), strides 1 to 3 on either axis, pads
+ * 0 to 3, channel counts around 16 (a block's tail), a batch, biases with
+ * zeros and one NaN, relu, clip, SiLU, HardSwish, sigmoid and none, a
+ * residual; NaN and inf inputs. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -36,36 +41,41 @@ static float frand(void) {
 typedef struct {
     int64_t n, c, h, w, sh, sw, pt, pl, pb, pr;
     int act, bias, res;
+    int64_t kh, kw, dh, dw, mult;   /* 0: 3, 3, 1, 1, 1 (a depth multiplier: mult output channels per input) */
 } Dw;
 
-static float act_f(int act, float v) {
-    if (act == RS_ACT_RELU) return rs_relu(v);
-    if (act == RS_ACT_CLIP) return rs_clip(v, 0.0f, 6.0f);
-    return v;
-}
+static float act_f(int act, float v) { return rs_act(v, act, 0.0f, 6.0f); }
 
 static int same(float a, float b) {
     if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
     return memcmp(&a, &b, sizeof a) == 0;
 }
 
-static void run_dw(const Dw *d) {
-    int64_t oh = (d->h + d->pt + d->pb - 3) / d->sh + 1, ow = (d->w + d->pl + d->pr - 3) / d->sw + 1;
+static void run_dw(const Dw *d0) {
+    Dw dd = *d0, *d = &dd;
+    if (!d->kh) d->kh = 3;
+    if (!d->kw) d->kw = 3;
+    if (!d->dh) d->dh = 1;
+    if (!d->dw) d->dw = 1;
+    if (!d->mult) d->mult = 1;
+    int64_t kh = d->kh, kw = d->kw, taps = kh * kw, oc = d->c * d->mult;
+    int64_t oh = (d->h + d->pt + d->pb - (kh - 1) * d->dh - 1) / d->sh + 1;
+    int64_t ow = (d->w + d->pl + d->pr - (kw - 1) * d->dw - 1) / d->sw + 1;
     cr_assert(oh > 0 && ow > 0);
-    size_t nx = (size_t)(d->n * d->c * d->h * d->w), ny = (size_t)(d->n * d->c * oh * ow);
-    float *x = malloc(nx * 4), *w = malloc((size_t)d->c * 9 * 4), *b = malloc((size_t)d->c * 4);
+    size_t nx = (size_t)(d->n * d->c * d->h * d->w), ny = (size_t)(d->n * oc * oh * ow);
+    float *x = malloc(nx * 4), *w = malloc((size_t)(oc * taps) * 4), *b = malloc((size_t)oc * 4);
     float *r = malloc(ny * 4), *y1 = malloc(ny * 4), *y3 = malloc(ny * 4);
     for (size_t i = 0; i < nx; i++) x[i] = frand() * 3;
-    for (int64_t i = 0; i < d->c * 9; i++) w[i] = frand();
-    for (int64_t i = 0; i < d->c; i++) b[i] = i % 5 == 1 ? 0.0f : frand();
-    if (d->c > 6) b[6] = NAN;
+    for (int64_t i = 0; i < oc * taps; i++) w[i] = frand();
+    for (int64_t i = 0; i < oc; i++) b[i] = i % 5 == 1 ? 0.0f : frand();
+    if (oc > 6) b[6] = NAN;
     for (size_t i = 0; i < ny; i++) r[i] = frand();
     x[nx / 2] = NAN;
     x[nx - 1] = INFINITY;
     x[0] = -INFINITY;
 
-    rk_conv2d_f32_params p = {.n = d->n, .c = d->c, .h = d->h, .w = d->w, .oc = d->c, .oh = oh, .ow = ow, .kh = 3,
-                              .kw = 3, .sh = d->sh, .sw = d->sw, .pt = d->pt, .pl = d->pl, .dh = 1, .dw = 1,
+    rk_conv2d_f32_params p = {.n = d->n, .c = d->c, .h = d->h, .w = d->w, .oc = oc, .oh = oh, .ow = ow, .kh = kh,
+                              .kw = kw, .sh = d->sh, .sw = d->sw, .pt = d->pt, .pl = d->pl, .dh = d->dh, .dw = d->dw,
                               .group = d->c, .has_bias = d->bias, .has_res = d->res, .act = d->act, .act_a = 0.0,
                               .act_b = 6.0};
     const void *in[4] = {x, w, NULL, NULL};
@@ -78,30 +88,40 @@ static void run_dw(const Dw *d) {
     cr_assert_eq(rk_conv2d_f32(&c1, &p, in, OUT(y1)), RLX_OK);
     cr_assert_eq(rk_conv2d_f32(&c3, &p, in, OUT(y3)), RLX_OK);
     rk_pool_free(pool);
+    /* the order of the sums is promised bit for bit by every AVX-512 kernel,
+     * and for kernels other than 3x3 wherever there is FMA (dw_rows) */
+#if defined(__AVX512F__)
+    int exact = 1;
+#elif defined(__FMA__)
+    int exact = !(kh == 3 && kw == 3 && d->dh == 1 && d->dw == 1);
+#else
+    int exact = 0;
+#endif
 
     for (int64_t bi = 0; bi < d->n; bi++)
-        for (int64_t o = 0; o < d->c; o++) {
-            const float *xc = x + (bi * d->c + o) * d->h * d->w, *wo = w + o * 9;
+        for (int64_t o = 0; o < oc; o++) {
+            const float *xc = x + (bi * d->c + o / d->mult) * d->h * d->w, *wo = w + o * taps;
             for (int64_t oy = 0; oy < oh; oy++)
                 for (int64_t ox = 0; ox < ow; ox++) {
-                    size_t at = (size_t)(((bi * d->c + o) * oh + oy) * ow + ox);
-                    float s[3];
+                    size_t at = (size_t)(((bi * oc + o) * oh + oy) * ow + ox);
+                    float acc = 0.0f;
                     double want = 0;
-                    int bad = 0;
-                    for (int ky = 0; ky < 3; ky++) {
-                        s[ky] = 0.0f;
-                        int64_t iy = oy * d->sh - d->pt + ky;
+                    int bad = 0, rows = 0;
+                    for (int64_t ky = 0; ky < kh; ky++) {
+                        float s = 0.0f;
+                        int64_t iy = oy * d->sh - d->pt + ky * d->dh;
                         if (iy < 0 || iy >= d->h) continue;
-                        for (int kx = 0; kx < 3; kx++) {
-                            int64_t ix = ox * d->sw - d->pl + kx;
+                        for (int64_t kx = 0; kx < kw; kx++) {
+                            int64_t ix = ox * d->sw - d->pl + kx * d->dw;
                             if (ix < 0 || ix >= d->w) continue;
                             float v = xc[iy * d->w + ix];
-                            s[ky] = fmaf(wo[ky * 3 + kx], v, s[ky]);
-                            want += (double)wo[ky * 3 + kx] * v;
+                            s = fmaf(wo[ky * kw + kx], v, s);
+                            want += (double)wo[ky * kw + kx] * v;
                             bad |= !isfinite(v);
                         }
+                        acc = rows++ ? acc + s : s;
                     }
-                    float acc = (s[0] + s[1]) + s[2], bias = d->bias ? b[o] : 0.0f;
+                    float bias = d->bias ? b[o] : 0.0f;
                     if (d->res) acc = (acc + bias) + r[at];
                     else if (bias != 0.0f) acc += bias;
                     acc = act_f(d->act, acc);
@@ -109,12 +129,11 @@ static void run_dw(const Dw *d) {
                     want = act_f(d->act, (float)want);
                     cr_assert(same(y1[at], y3[at]), "threads differ at %zu: %a vs %a", at, (double)y1[at],
                               (double)y3[at]);
-#if defined(__AVX512F__)
-                    cr_assert(same(y1[at], acc), "h %lld w %lld s %lld,%lld c %lld: at %zu got %a want %a",
-                              (long long)d->h, (long long)d->w, (long long)d->sh, (long long)d->sw, (long long)d->c,
-                              at, (double)y1[at], (double)acc);
-#endif
-                    if (bad || isnan(want) || (d->bias && d->c > 6 && o == 6))
+                    if (exact)
+                        cr_assert(same(y1[at], acc), "k %lldx%lld h %lld w %lld s %lld,%lld c %lld: at %zu got %a want %a",
+                                  (long long)kh, (long long)kw, (long long)d->h, (long long)d->w, (long long)d->sh,
+                                  (long long)d->sw, (long long)d->c, at, (double)y1[at], (double)acc);
+                    if (bad || isnan(want) || (d->bias && oc > 6 && o == 6))
                         cr_assert(isnan(y1[at]) == isnan(acc) && (isnan(acc) || y1[at] == acc || isinf(acc)),
                                   "special at %zu", at);
                     else
@@ -154,6 +173,29 @@ Test(depthwise, residual_and_wide_planes) {
         {.n = 1, .c = 17, .h = 17, .w = 16, .sh = 1, .sw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .act = RS_ACT_CLIP, .bias = 1},
         {.n = 2, .c = 9, .h = 28, .w = 28, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .act = RS_ACT_CLIP, .bias = 1},
         {.n = 1, .c = 5, .h = 20, .w = 37, .sh = 1, .sw = 2, .pt = 2, .pl = 0, .pb = 0, .pr = 2, .act = RS_ACT_RELU},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_dw(&cases[i]);
+}
+
+/* kernels other than 3x3, strides, dilations, depth multipliers: the lanes
+ * kernel (padded planes up to 1024 positions) and the rows kernel (larger
+ * planes, residuals, multipliers, other instruction sets) */
+Test(depthwise, any_kernel) {
+    static const Dw cases[] = {
+        {.n = 1, .c = 19, .h = 7, .w = 7, .sh = 1, .sw = 1, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .act = RS_ACT_SILU, .bias = 1, .kh = 5, .kw = 5},
+        {.n = 1, .c = 17, .h = 14, .w = 14, .sh = 2, .sw = 2, .pt = 2, .pl = 2, .pb = 1, .pr = 1, .act = RS_ACT_HARDSWISH, .bias = 1, .kh = 5, .kw = 5},
+        {.n = 2, .c = 16, .h = 28, .w = 28, .sh = 1, .sw = 1, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .act = RS_ACT_RELU, .kh = 5, .kw = 5},
+        {.n = 1, .c = 5, .h = 56, .w = 56, .sh = 2, .sw = 2, .pt = 2, .pl = 2, .pb = 1, .pr = 1, .act = RS_ACT_SILU, .bias = 1, .kh = 5, .kw = 5},
+        {.n = 1, .c = 3, .h = 57, .w = 50, .sh = 1, .sw = 1, .pt = 3, .pl = 3, .pb = 3, .pr = 3, .act = RS_ACT_NONE, .kh = 7, .kw = 7},
+        {.n = 1, .c = 18, .h = 12, .w = 13, .sh = 1, .sw = 1, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .act = RS_ACT_CLIP, .bias = 1, .dh = 2, .dw = 2},
+        {.n = 1, .c = 4, .h = 40, .w = 40, .sh = 1, .sw = 1, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .act = RS_ACT_NONE, .dh = 2, .dw = 2},
+        {.n = 1, .c = 20, .h = 16, .w = 17, .sh = 3, .sw = 3, .pt = 1, .pl = 0, .pb = 1, .pr = 2, .act = RS_ACT_RELU, .kh = 3, .kw = 3},
+        {.n = 1, .c = 16, .h = 9, .w = 11, .sh = 1, .sw = 2, .pt = 0, .pl = 1, .pb = 0, .pr = 1, .act = RS_ACT_NONE, .bias = 1, .kh = 1, .kw = 3},
+        {.n = 1, .c = 7, .h = 10, .w = 10, .sh = 1, .sw = 1, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .act = RS_ACT_RELU, .bias = 1, .res = 1, .kh = 5, .kw = 5},
+        {.n = 1, .c = 6, .h = 9, .w = 8, .sh = 2, .sw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .act = RS_ACT_NONE, .bias = 1, .mult = 3},
+        {.n = 1, .c = 6, .h = 9, .w = 8, .sh = 1, .sw = 1, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .act = RS_ACT_SIGMOID, .kh = 5, .kw = 5, .mult = 2},
+        {.n = 1, .c = 17, .h = 1, .w = 1, .sh = 1, .sw = 1, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .act = RS_ACT_NONE, .bias = 1, .kh = 5, .kw = 5},
+        {.n = 1, .c = 18, .h = 9, .w = 600, .sh = 1, .sw = 2, .pt = 3, .pl = 3, .pb = 3, .pr = 3, .act = RS_ACT_SILU, .bias = 1, .kh = 7, .kw = 7},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_dw(&cases[i]);
 }

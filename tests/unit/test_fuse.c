@@ -10,7 +10,7 @@
  * documents. Folded weights are compared with values worked out in the
  * comments. Negative cases check that a rewrite leaves the graph alone when
  * its condition does not hold (a second reader, a graph output, a broadcast,
- * another permutation or axis).
+ * another permutation or axis, other constants in an activation's pattern).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -392,6 +392,76 @@ Test(fuse_epilogue, gemm_clip_takes_its_bounds, .fini = cleanup) {
     cr_assert_eq(rlx_attr_i(n, "rlx_act", 0), RS_ACT_CLIP);
     cr_assert_eq(rlx_attr_f(n, "rlx_act_a", 0), -1.5);
     cr_assert_eq(rlx_attr_f(n, "rlx_act_b", 0), 6.0);
+}
+
+/* SiLU as exported: Mul(y, Sigmoid(y)), either operand order */
+Test(fuse_epilogue, silu_pattern, .fini = cleanup) {
+    fresh();
+    int x = input("x", DIMS(2, 4));
+    int w = weightf("w", DIMS(4, 3), w43);
+    int b = weightf("b", DIMS(3), b3);
+    int h = node("MatMul", IDS(x, w));
+    int a = node("Add", IDS(h, b));
+    int s = node("Sigmoid", IDS(a));
+    int y = node("Mul", IDS(s, a));
+    output(y);
+    compile(1);
+    cr_assert_eq(live_total(), 1);
+    const RlxNode *n = producer(y);
+    cr_assert_eq(n->op, RLX_OP_MATMUL);
+    inputs_are(n, IDS(x, w, b, -1));
+    cr_assert_eq(rlx_attr_i(n, "rlx_act", 0), RS_ACT_SILU);
+}
+
+/* GELU as PyTorch exports it at opset 17 */
+static int gelu_of(int y, float div, float one, float half) {
+    int d = node("Div", IDS(y, scalar(div)));
+    int e = node("Erf", IDS(d));
+    int p = node("Add", IDS(scalar(one), e));
+    int m = node("Mul", IDS(y, p));
+    return node("Mul", IDS(m, scalar(half)));
+}
+
+Test(fuse_epilogue, gelu_pattern, .fini = cleanup) {
+    fresh();
+    int x = input("x", DIMS(2, 4));
+    int w = weightf("w", DIMS(4, 3), w43);
+    int c = weightf("c", DIMS(3), b3);
+    int h = node("Gemm", IDS(x, w, c));
+    int y = gelu_of(h, 1.41421354f, 1.0f, 0.5f);
+    output(y);
+    compile(1);
+    cr_assert_eq(live_total(), 1);
+    const RlxNode *n = producer(y);
+    cr_assert_eq(n->op, RLX_OP_GEMM);
+    cr_assert_eq(rlx_attr_i(n, "rlx_act", 0), RS_ACT_GELU);
+}
+
+/* other constants are other functions (the fused GELU divides by sqrt 2,
+ * adds 1 and halves), and an intermediate with a second reader must stay:
+ * each leaves the MatMul without an activation */
+Test(fuse_epilogue, gelu_and_silu_lookalikes_stay, .fini = cleanup) {
+    static const float k[3][3] = {{1.5f, 1.0f, 0.5f}, {1.41421354f, 2.0f, 0.5f}, {1.41421354f, 1.0f, 0.25f}};
+    for (int i = 0; i < 3; i++) {
+        fresh();
+        int x = input("x", DIMS(2, 4));
+        int w = weightf("w", DIMS(4, 3), w43);
+        int h = node("MatMul", IDS(x, w));
+        output(gelu_of(h, k[i][0], k[i][1], k[i][2]));
+        compile(1);
+        cr_assert_eq(rlx_attr_i(producer(h), "rlx_act", 0), 0, "constants %d", i);
+        cleanup();
+    }
+    fresh();
+    int x = input("x", DIMS(2, 4));
+    int w = weightf("w", DIMS(4, 3), w43);
+    int h = node("MatMul", IDS(x, w));
+    int s = node("Sigmoid", IDS(h));
+    output(node("Mul", IDS(h, s)));
+    output(s);   /* the sigmoid is an output too */
+    compile(1);
+    cr_assert_eq(rlx_attr_i(producer(h), "rlx_act", 0), 0);
+    cr_assert_eq(producer(s)->op, RLX_OP_SIGMOID);
 }
 
 Test(fuse_epilogue, clip_with_min_over_max_stays, .fini = cleanup) {
