@@ -53,6 +53,7 @@
 /* the helpers these files share (GEMM, convolution and Winograd scratch sizes and packing) */
 #define rk_conv2d_scratch RK_VARIANT(rk_conv2d_scratch)
 #define rk_conv_pwdw_scratch RK_VARIANT(rk_conv_pwdw_scratch)
+#define rk_conv_transpose_scratch RK_VARIANT(rk_conv_transpose_scratch)
 #define rk_conv2d_mixed RK_VARIANT(rk_conv2d_mixed)
 #define rk_conv_pwdw_mixed RK_VARIANT(rk_conv_pwdw_mixed)
 #define rk_conv_pwdw_mixed_scratch RK_VARIANT(rk_conv_pwdw_mixed_scratch)

@@ -331,6 +331,9 @@ const char *rlx_describe_cpu(const rlx_model *m);
 
 /* Scratch bytes per thread of conv2d_f32's GEMM method (rk_convgemm.c). */
 size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk, int transposed);
+/* Scratch bytes per thread of conv_transpose_f32's product path (rk_conv.c;
+ * in_dims, k: its 3 spatial axes); 0 where it has none. */
+size_t rk_conv_transpose_scratch(int64_t c, int64_t oc, int64_t group, const int64_t *k, const int64_t *in_dims);
 /* rk_mixed.c: conv2d_f32, matmul_f32 and gemm_f32 whose dtype params are not
  * all f32 (operands stored in f16 or bf16, weights in int8) run here; every
  * thread needs rk_mixed_scratch() bytes. */

@@ -9,6 +9,7 @@
  *     few-rows entry (rk_kernels.def KI) where a few rows meet pre-packed
  *     weights in a product too small to thread: the same bits, no scratch,
  *     and the general GEMM is not linked unless another thunk needs it;
+ *   - conv_transpose_f32: scratch for its product path (col = W^T X);
  *   - every kernel's per-thread scratch (GEMM packing, im2col, Winograd,
  *     the fused bands, DFT, determinants; rk_mixed.c's blocks where a
  *     convolution's or GEMM's operands are stored in other types than f32).
@@ -207,6 +208,14 @@ void *rlx_c_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
         case RLX_K_conv2d_f32: select_conv2d(g, t); break;
         case RLX_K_matmul_f32: select_gemm(g, t, RLX_KI_matmul_f32_rows); break;
         case RLX_K_gemm_f32: select_gemm(g, t, RLX_KI_gemm_f32_rows); break;
+        case RLX_K_conv_transpose_f32: {   /* its product path (rk_conv.c) */
+            int64_t k[RLX_MAX_RANK], in_dims[RLX_MAX_RANK];
+            rlx_tk_get_a(t, "k", k);
+            rlx_tk_get_a(t, "in_dims", in_dims);
+            t->scratch = (int64_t)rk_conv_transpose_scratch(rlx_tk_get_i(t, "c"), rlx_tk_get_i(t, "oc"),
+                                                            rlx_tk_get_i(t, "group"), k, in_dims);
+            break;
+        }
         case RLX_K_dft: t->scratch = (int64_t)rk_dft_scratch(rlx_tk_get_i(t, "n")); break;
         case RLX_K_stft: t->scratch = (int64_t)rk_dft_scratch(rlx_tk_get_i(t, "flen")); break;
         case RLX_K_det: {

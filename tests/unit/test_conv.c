@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rlx.h"
@@ -387,6 +388,72 @@ Test(conv_kernels, conv_transpose_matches_reference) {
     cr_assert_eq(rk_conv_transpose_f32(&ctx, &p, IN(x, w, b), OUT(y)), 0);
     convt_reference(&p, x, w, b, want);
     expect_floats(y, want, NY, 1e-5f);
+}
+
+/* The product path (col = W^T X, then col2im; rk_conv_transpose_scratch):
+ * the same cases with scratch, against the double reference. Also a U-Net's
+ * 2x2 stride-2 up-sampling, and a product whose col needs several chunks of
+ * input rows (64 outputs x 16 taps x 160 columns = 163840 floats a row:
+ * one row per chunk, plus a last one). */
+static void convt_with_scratch(const rk_conv_transpose_f32_params *p, const float *x, const float *w, const float *b,
+                               float *y) {
+    size_t need = rk_conv_transpose_scratch(p->c, p->oc, p->group, p->k, p->in_dims);
+    cr_assert(need > 0);
+    uint8_t *scratch = malloc(need);
+    rk_ctx sc = {1, NULL, scratch, need};
+    cr_assert_eq(rk_conv_transpose_f32(&sc, p, b ? IN(x, w, b) : IN(x, w), OUT(y)), 0);
+    free(scratch);
+}
+
+static void convt_case(rk_conv_transpose_f32_params p, float tol);
+
+Test(conv_kernels, conv_transpose_product_path) {
+    /* conv_transpose_matches_reference's geometry: groups, strides, dilations, pads, a negative end pad */
+    convt_case((rk_conv_transpose_f32_params){.n = 2, .c = 4, .oc = 6, .group = 2, .has_bias = 1,
+                                              .in_dims = {3, 4, 3}, .out_dims = {5, 9, 7}, .k = {2, 3, 2},
+                                              .s = {2, 1, 3}, .d = {1, 2, 1}, .pb = {1, 0, 2}},
+               1e-5f);
+
+    /* 1-D by hand, stride 2 with pads 1 + 1: [1, 3, 2, 5, 3] + 0.5 */
+    float x1[3] = {1, 2, 3}, w1[3] = {1, 1, 1}, bias1[1] = {0.5f}, y1[5];
+    rk_conv_transpose_f32_params q = {.n = 1, .c = 1, .oc = 1, .group = 1, .has_bias = 1, .in_dims = {1, 1, 3},
+                                      .out_dims = {1, 1, 5}, .k = {1, 1, 3}, .s = {1, 1, 2}, .d = {1, 1, 1},
+                                      .pb = {0, 0, 1}};
+    convt_with_scratch(&q, x1, w1, bias1, y1);
+    expect_floats(y1, (float[]){1.5f, 3.5f, 2.5f, 5.5f, 3.5f}, 5, 0);
+}
+
+static void convt_case(rk_conv_transpose_f32_params p, float tol) {
+    int64_t ocg = p.oc / p.group;
+    int64_t nx = p.n * p.c * p.in_dims[0] * p.in_dims[1] * p.in_dims[2];
+    int64_t nw = p.c * ocg * p.k[0] * p.k[1] * p.k[2], ny = p.n * p.oc * p.out_dims[0] * p.out_dims[1] * p.out_dims[2];
+    float *x = malloc(sizeof(float) * (size_t)nx), *w = malloc(sizeof(float) * (size_t)nw);
+    float *y = malloc(sizeof(float) * (size_t)ny), *want = malloc(sizeof(float) * (size_t)ny), b[64];
+    for (int64_t i = 0; i < nx; i++) x[i] = (float)((i * 37) % 23) / 11.0f - 1;
+    for (int64_t i = 0; i < nw; i++) w[i] = (float)((i * 13) % 19) / 9.0f - 1;
+    for (int i = 0; i < 64; i++) b[i] = 0.125f * (float)i - 2;
+    convt_with_scratch(&p, x, w, p.has_bias ? b : NULL, y);
+    convt_reference(&p, x, w, p.has_bias ? b : NULL, want);
+    expect_floats(y, want, (int)ny, tol);
+    free(x), free(w), free(y), free(want);
+}
+
+Test(conv_kernels, conv_transpose_product_unet_and_chunks) {
+    /* a U-Net's up-sampling: 32 -> 16 channels, 2x2 stride 2, 12x10 -> 24x20 */
+    convt_case((rk_conv_transpose_f32_params){.n = 1, .c = 32, .oc = 16, .group = 1, .has_bias = 1,
+                                              .in_dims = {1, 12, 10}, .out_dims = {1, 24, 20}, .k = {1, 2, 2},
+                                              .s = {1, 2, 2}, .d = {1, 1, 1}},
+               1e-4f);
+    /* 3x3 stride 2 pad 1 with an output padding of 1, two batches */
+    convt_case((rk_conv_transpose_f32_params){.n = 2, .c = 8, .oc = 6, .group = 1, .in_dims = {1, 7, 9},
+                                              .out_dims = {1, 14, 18}, .k = {1, 3, 3}, .s = {1, 2, 2},
+                                              .d = {1, 1, 1}, .pb = {0, 1, 1}},
+               1e-4f);
+    /* several chunks: a col row of 64 x 16 x 160 floats is more than half of CT_COL_FLOATS */
+    convt_case((rk_conv_transpose_f32_params){.n = 1, .c = 3, .oc = 64, .group = 1, .has_bias = 1,
+                                              .in_dims = {1, 3, 160}, .out_dims = {1, 9, 320}, .k = {1, 4, 4},
+                                              .s = {1, 2, 2}, .d = {1, 1, 1}, .pb = {0, 1, 1}},
+               1e-4f);
 }
 
 /* ---- shape inference ---- */
