@@ -1,5 +1,5 @@
 /* rk_basic.c - the basic kernels of the C target's library (rk_kernels.def): copies, transpose,
- * slice, gather, pad, softmax, batch norm.
+ * slice, gather, pad, batch norm (softmax: rk_softmax.c).
  *
  * Every kernel is a plain reference loop nest over dense row-major tensors,
  * written so that the innermost loop walks memory contiguously and a C
@@ -301,58 +301,4 @@ int rk_batchnorm_f32(rk_ctx *ctx, const void *params, const void *const *in, voi
     return RLX_OK;
 }
 
-/* Softmax over f16 or bf16 storage: in f32, each row read twice (y may be
- * x), each result rounded once. */
-static void softmax_typed(const rk_softmax_f32_params *p, const void *x, void *y) {
-    int64_t len = p->axis_len, st = p->inner, dt = p->dtype;
-    for (int64_t o = 0; o < p->outer; o++)
-        for (int64_t i = 0; i < p->inner; i++) {
-            int64_t at = o * len * st + i;
-            float mx = -INFINITY, sum = 0.0f;
-            for (int64_t a = 0; a < len; a++) mx = rs_max(rk_load_f32(dt, x, at + a * st), mx);
-            for (int64_t a = 0; a < len; a++) sum += expf(rk_load_f32(dt, x, at + a * st) - mx);
-            float ls = logf(sum), inv = 1.0f / sum;
-            for (int64_t a = 0; a < len; a++) {
-                float d = rk_load_f32(dt, x, at + a * st) - mx;
-                rk_store_f32(dt, y, at + a * st, p->log ? d - ls : expf(d) * inv);
-            }
-        }
-}
-
-int rk_softmax_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
-    const rk_softmax_f32_params *p = params;
-    (void)ctx;
-    if (p->outer < 0 || p->axis_len < 0 || p->inner < 0) return RLX_E_ARG;
-    if (p->dtype != RLX_F32) {
-        if (p->dtype != RLX_F16 && p->dtype != RLX_BF16) return RLX_E_ARG;
-        softmax_typed(p, in[0], out[0]);
-        return RLX_OK;
-    }
-    const float *x = in[0];
-    float *y = out[0];
-    int64_t len = p->axis_len, st = p->inner;
-    for (int64_t o = 0; o < p->outer; o++) {
-        for (int64_t i = 0; i < p->inner; i++) {
-            const float *xr = x + o * len * st + i;
-            float *yr = y + o * len * st + i;
-            float mx = -INFINITY;
-            for (int64_t a = 0; a < len; a++) mx = rs_max(xr[a * st], mx);
-            float sum = 0.0f;
-            if (p->log) {
-                for (int64_t a = 0; a < len; a++) sum += expf(xr[a * st] - mx);
-                float ls = logf(sum);
-                for (int64_t a = 0; a < len; a++) yr[a * st] = xr[a * st] - mx - ls;
-            } else {
-                /* each exp once: kept in y, then scaled (y may be x: read first) */
-                for (int64_t a = 0; a < len; a++) {
-                    float e = expf(xr[a * st] - mx);
-                    yr[a * st] = e;
-                    sum += e;
-                }
-                float inv = 1.0f / sum;
-                for (int64_t a = 0; a < len; a++) yr[a * st] *= inv;
-            }
-        }
-    }
-    return RLX_OK;
-}
+/* softmax: rk_softmax.c (compiled per instruction set) */

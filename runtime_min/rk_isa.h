@@ -4,8 +4,8 @@
  * On x86-64 the runtime library (librlxrt.a) holds the files of
  * RK_ISA_FILES three times: portable (the x86-64 baseline, SSE2), avx2
  * (AVX2, FMA, F16C) and avx512 (AVX-512 F/CD/VL/BW/DQ with the AVX2 set).
- * They are the files with AVX2 / AVX-512 code paths, and rk_linalg.c and
- * rk_mixed.c, whose kernels call the GEMM; the other kernel files are plain loops, compiled
+ * They are the files with AVX2 / AVX-512 code paths (rk_softmax.c: its
+ * exp over rows), and rk_linalg.c and rk_mixed.c, whose kernels call the GEMM; the other kernel files are plain loops, compiled
  * once (the way MLAS and XNNPACK compile their operators once and their
  * micro-kernels per instruction set). Each variant is compiled with
  * -DRK_ISA=portable|avx2|avx512, and this header then renames every
@@ -26,12 +26,12 @@
 #define RK_ISA_H
 
 /* The builder (cmd/rlxc/build.c) reads this line. */
-#define RK_ISA_FILES "rk_conv.c rk_convgemm.c rk_gemm.c rk_linalg.c rk_mixed.c rk_wino.c"
+#define RK_ISA_FILES "rk_conv.c rk_convgemm.c rk_gemm.c rk_linalg.c rk_mixed.c rk_softmax.c rk_wino.c"
 
 /* The kernels (and second implementations, KI) of RK_ISA_FILES. */
 #define RK_ISA_KERNELS(X)                                                                     \
     X(rk_pool_nd) X(rk_conv_nd_f32) X(rk_conv_transpose_f32) X(rk_conv2d_f32) X(rk_conv_pwdw_f32) \
-    X(rk_conv_wino_f32) X(rk_matmul_f32) X(rk_matmul_f32_rows) X(rk_gemm_f32) X(rk_gemm_f32_rows)
+    X(rk_conv_wino_f32) X(rk_matmul_f32) X(rk_matmul_f32_rows) X(rk_gemm_f32) X(rk_gemm_f32_rows) X(rk_softmax_f32)
 
 #ifdef RK_ISA
 #define RK_VARIANT_(name, isa) name##_##isa
@@ -49,6 +49,7 @@
 #define rk_matmul_f32_rows RK_VARIANT(rk_matmul_f32_rows)
 #define rk_gemm_f32 RK_VARIANT(rk_gemm_f32)
 #define rk_gemm_f32_rows RK_VARIANT(rk_gemm_f32_rows)
+#define rk_softmax_f32 RK_VARIANT(rk_softmax_f32)
 
 /* the helpers these files share (GEMM, convolution and Winograd scratch sizes and packing) */
 #define rk_conv2d_scratch RK_VARIANT(rk_conv2d_scratch)

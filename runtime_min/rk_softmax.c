@@ -1,0 +1,136 @@
+/* rk_softmax.c - Softmax and LogSoftmax (softmax_f32, rk_kernels.def),
+ * compiled per instruction set (rk_isa.h RK_ISA_FILES) for its rows.
+ *
+ * A row along a contiguous axis (inner 1, not log: attention's scores)
+ * runs softmax_row: the maximum in order (rs_max: a NaN wins), then
+ * e = exp(x - max) by rlx_vmath.h's exp (rk_v16_exp / rk_v8_exp / rs_fexp:
+ * the same bits in every build), kept in y, summed in 16 running sums
+ * (element j into sum j % 16, added pairwise at the end: one vector of
+ * them with AVX-512, two with AVX2, an array in the portable build, so
+ * the same sum everywhere), then y *= 1/sum. The transformer encoders of
+ * the wider zoo spent about 30% of their time in the scalar version of
+ * this loop and libm's expf (perf, bench/zoo.py's transformer_medium).
+ * Other axes and LogSoftmax keep the scalar loops (libm expf and logf, a
+ * sum in order); f16 and bf16 storage is loaded and stored per element and
+ * computed in f32, each result rounded once.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "rlx_rt.h"
+#include "rk_typed.h"
+#include "rk_vmath.h"
+#include "rlx_scalar.h"
+
+/* y[0, n) = softmax(x[0, n)); y may be x */
+static void softmax_row(const float *x, float *y, int64_t n) {
+    float mx = -INFINITY;
+    for (int64_t a = 0; a < n; a++) mx = rs_max(x[a], mx);
+    float s[16];
+    int64_t j = 0;
+#if defined(__AVX512F__)
+    __m512 acc = _mm512_setzero_ps(), vmx = _mm512_set1_ps(mx);
+    for (; j + 16 <= n; j += 16) {
+        __m512 e = rk_v16_exp(_mm512_sub_ps(_mm512_loadu_ps(x + j), vmx));
+        _mm512_storeu_ps(y + j, e);
+        acc = _mm512_add_ps(acc, e);
+    }
+    if (j < n) {
+        __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
+        __m512 e = rk_v16_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), vmx));
+        _mm512_mask_storeu_ps(y + j, m, e);
+        acc = _mm512_mask_add_ps(acc, m, acc, e);
+        j = n;
+    }
+    _mm512_storeu_ps(s, acc);
+#elif defined(__AVX2__)
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps(), vmx = _mm256_set1_ps(mx);
+    for (; j + 16 <= n; j += 16) {
+        __m256 e0 = rk_v8_exp(_mm256_sub_ps(_mm256_loadu_ps(x + j), vmx));
+        __m256 e1 = rk_v8_exp(_mm256_sub_ps(_mm256_loadu_ps(x + j + 8), vmx));
+        _mm256_storeu_ps(y + j, e0);
+        _mm256_storeu_ps(y + j + 8, e1);
+        acc0 = _mm256_add_ps(acc0, e0);
+        acc1 = _mm256_add_ps(acc1, e1);
+    }
+    _mm256_storeu_ps(s, acc0);
+    _mm256_storeu_ps(s + 8, acc1);
+#else
+    for (int k = 0; k < 16; k++) s[k] = 0.0f;
+    for (; j + 16 <= n; j += 16)
+        for (int k = 0; k < 16; k++) {
+            float e = rs_fexp(x[j + k] - mx);
+            y[j + k] = e;
+            s[k] += e;
+        }
+#endif
+    for (; j < n; j++) {   /* the rest, into sums 0.. (j is a multiple of 16 here) */
+        float e = rs_fexp(x[j] - mx);
+        y[j] = e;
+        s[j % 16] += e;
+    }
+    for (int w = 8; w >= 1; w /= 2)
+        for (int k = 0; k < w; k++) s[k] += s[k + w];
+    float inv = 1.0f / s[0];
+    for (int64_t a = 0; a < n; a++) y[a] *= inv;
+}
+
+/* Softmax over f16 or bf16 storage: in f32, each row read twice (y may be
+ * x), each result rounded once. */
+static void softmax_typed(const rk_softmax_f32_params *p, const void *x, void *y) {
+    int64_t len = p->axis_len, st = p->inner, dt = p->dtype;
+    for (int64_t o = 0; o < p->outer; o++)
+        for (int64_t i = 0; i < p->inner; i++) {
+            int64_t at = o * len * st + i;
+            float mx = -INFINITY, sum = 0.0f;
+            for (int64_t a = 0; a < len; a++) mx = rs_max(rk_load_f32(dt, x, at + a * st), mx);
+            for (int64_t a = 0; a < len; a++) sum += expf(rk_load_f32(dt, x, at + a * st) - mx);
+            float ls = logf(sum), inv = 1.0f / sum;
+            for (int64_t a = 0; a < len; a++) {
+                float d = rk_load_f32(dt, x, at + a * st) - mx;
+                rk_store_f32(dt, y, at + a * st, p->log ? d - ls : expf(d) * inv);
+            }
+        }
+}
+
+int rk_softmax_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_softmax_f32_params *p = params;
+    (void)ctx;
+    if (p->outer < 0 || p->axis_len < 0 || p->inner < 0) return RLX_E_ARG;
+    if (p->dtype != RLX_F32) {
+        if (p->dtype != RLX_F16 && p->dtype != RLX_BF16) return RLX_E_ARG;
+        softmax_typed(p, in[0], out[0]);
+        return RLX_OK;
+    }
+    const float *x = in[0];
+    float *y = out[0];
+    int64_t len = p->axis_len, st = p->inner;
+    if (st == 1 && !p->log) {   /* along contiguous rows (attention's last axis) */
+        for (int64_t o = 0; o < p->outer; o++) softmax_row(x + o * len, y + o * len, len);
+        return RLX_OK;
+    }
+    for (int64_t o = 0; o < p->outer; o++) {
+        for (int64_t i = 0; i < p->inner; i++) {
+            const float *xr = x + o * len * st + i;
+            float *yr = y + o * len * st + i;
+            float mx = -INFINITY;
+            for (int64_t a = 0; a < len; a++) mx = rs_max(xr[a * st], mx);
+            float sum = 0.0f;
+            if (p->log) {
+                for (int64_t a = 0; a < len; a++) sum += expf(xr[a * st] - mx);
+                float ls = logf(sum);
+                for (int64_t a = 0; a < len; a++) yr[a * st] = xr[a * st] - mx - ls;
+            } else {
+                /* each exp once: kept in y, then scaled (y may be x: read first) */
+                for (int64_t a = 0; a < len; a++) {
+                    float e = expf(xr[a * st] - mx);
+                    yr[a * st] = e;
+                    sum += e;
+                }
+                float inv = 1.0f / sum;
+                for (int64_t a = 0; a < len; a++) yr[a * st] *= inv;
+            }
+        }
+    }
+    return RLX_OK;
+}
