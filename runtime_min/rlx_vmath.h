@@ -32,9 +32,10 @@
  * and it #undefs nothing: the includer does.
  *
  * Accuracy against correctly rounded results (tests/unit/test_vmath.c
- * checks these bounds over all floats, one in every 61, plus NaN, +-inf,
- * subnormals and each function's saturation points): exp, log and tanh
- * within 2 ulp, sigmoid 3, erf 2 (relative: erf(x) = x P(x^2) near 0, so
+ * checks these bounds over all floats, one in every 997 by default (every
+ * one with RLX_VMATH_STEP=1), plus NaN, +-inf, subnormals and each
+ * function's saturation points): exp, log and tanh within 2 ulp, sigmoid
+ * 3, erf 2, SiLU 4 (relative: erf(x) = x P(x^2) near 0, so
  * subnormal and tiny inputs keep their relative accuracy). Polynomials are
  * minimax fits (scripts/vmath_fit.py), evaluated by Horner's rule.
  *
