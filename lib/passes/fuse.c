@@ -37,6 +37,20 @@ typedef struct {
     RlxEltStep steps[MAX_REGION_STEPS];
 } Region;
 
+/* Each node's steps (rlx_region_from_node), made once: building regions
+ * visits a node many times, and a fresh copy each time cost kilobytes per
+ * node of a long chain. */
+typedef struct {
+    RlxEltStep **steps;
+    int *nsteps;               /* -1 until made */
+} StepCache;
+
+static int steps_of(const RlxGraph *g, StepCache *c, int node, RlxEltStep **steps) {
+    if (c->nsteps[node] < 0) c->nsteps[node] = rlx_region_from_node(g, node, &c->steps[node]);
+    *steps = c->steps[node];
+    return c->nsteps[node];
+}
+
 static int input_slot(Region *r, int v) {
     for (int i = 0; i < r->nin; i++)
         if (r->in[i] == v) return i;
@@ -49,11 +63,11 @@ static int input_slot(Region *r, int v) {
  * region arguments through `argof` (filled here for plain inputs). Returns
  * the argument (step reference) of its result, or 0 with r unchanged when
  * the region would grow too large. */
-static int append_node(const RlxGraph *g, Region *r, int node, const int *override_v, const int *override_arg,
-                       int noverride, int *result) {
+static int append_node(const RlxGraph *g, StepCache *c, Region *r, int node, const int *override_v,
+                       const int *override_arg, int noverride, int *result) {
     Region save = *r;
     RlxEltStep *steps;
-    int ns = rlx_region_from_node(g, node, &steps);
+    int ns = steps_of(g, c, node, &steps);
     if (r->nsteps + ns > MAX_REGION_STEPS) return 0;
     const RlxNode *n = &g->n[node];
     int base = r->nsteps;
@@ -92,15 +106,28 @@ static int fusable(const RlxGraph *g, int node) {
     return !n->dead && (rlx_ops[n->op].flags & RLX_OPF_ELT) && n->nout == 1 && n->out[0] >= 0;
 }
 
+/* The producers a region absorbs; each brings at least one step, so a
+ * region has fewer than MAX_REGION_STEPS of them. */
+typedef struct {
+    int n;
+    int node[MAX_REGION_STEPS];
+} Absorbed;
+
 /* Builds the region ending at `node`: its producers' steps first (each
- * producer fused recursively), then its own. */
-static int build(RlxGraph *g, int node, const int *nuse, Region *r, int *result, char *absorbed) {
+ * producer fused recursively), then its own. On failure (0) r and *ab are
+ * as before the call, so a producer chain too long for one region is cut
+ * where it stops fitting (and nothing it would have absorbed is lost).
+ * `depth` bounds the recursion by the region's size, not the chain's: a
+ * chain of 20000 elementwise ops must not take 20000 stack frames. */
+static int build(RlxGraph *g, StepCache *c, int node, const int *nuse, Region *r, int *result, Absorbed *ab,
+                 int depth) {
+    if (depth >= MAX_REGION_STEPS) return 0;
     const RlxNode *n = &g->n[node];
     int ov[8], oa[8], no = 0;
     int64_t numel = rlx_value_numel(&g->v[n->out[0]]);
     /* an input no step reads (CastLike's target_type) absorbs nothing */
     RlxEltStep *own;
-    int nown = rlx_region_from_node(g, node, &own);
+    int nown = steps_of(g, c, node, &own);
     for (int i = 0; i < n->nin && no < 8; i++) {
         int v = n->in[i], read = 0;
         for (int k = 0; k < nown; k++)
@@ -114,17 +141,18 @@ static int build(RlxGraph *g, int node, const int *nuse, Region *r, int *result,
         for (int o = 0; o < no; o++) already |= ov[o] == v;
         if (already) continue;
         Region save = *r;
-        int res;
-        if (!build(g, p, nuse, r, &res, absorbed)) {
+        int res, nab = ab->n;
+        if (ab->n + 1 >= MAX_REGION_STEPS || !build(g, c, p, nuse, r, &res, ab, depth + 1)) {
             *r = save;
+            ab->n = nab;
             continue;
         }
         ov[no] = v;
         oa[no] = res;
         no++;
-        absorbed[p] = 1;
+        ab->node[ab->n++] = p;
     }
-    return append_node(g, r, node, ov, oa, no, result);
+    return append_node(g, c, r, node, ov, oa, no, result);
 }
 
 /* ---- epilogues ---- */
@@ -368,23 +396,25 @@ void rlx_fuse_elementwise(RlxGraph *g) {
             if (g->n[i].in[j] >= 0) nuse[g->n[i].in[j]]++;
     }
     char *absorbed = rlx_alloc((size_t)g->nn + 1);
+    StepCache cache;
+    cache.steps = rlx_alloc(sizeof(RlxEltStep *) * (size_t)(g->nn + 1));
+    cache.nsteps = rlx_alloc(sizeof(int) * (size_t)(g->nn + 1));
+    for (int i = 0; i < g->nn; i++) cache.nsteps[i] = -1;
     /* last nodes of chains first: walk the schedule backwards */
     for (int s = g->norder - 1; s >= 0; s--) {
         int node = g->order[s];
         if (absorbed[node] || !fusable(g, node)) continue;
         Region r;
         memset(&r, 0, sizeof r);
-        char *mine = rlx_alloc((size_t)g->nn + 1);
+        Absorbed mine;
+        mine.n = 0;
         int res;
-        if (!build(g, node, nuse, &r, &res, mine)) continue;
-        int n_absorbed = 0;
-        for (int i = 0; i < g->nn; i++) n_absorbed += mine[i];
-        if (!n_absorbed) continue;   /* a lone op stays itself */
-        for (int i = 0; i < g->nn; i++)
-            if (mine[i]) {
-                absorbed[i] = 1;
-                g->n[i].dead = 1;
-            }
+        if (!build(g, &cache, node, nuse, &r, &res, &mine, 0)) continue;
+        if (!mine.n) continue;   /* a lone op stays itself */
+        for (int i = 0; i < mine.n; i++) {
+            absorbed[mine.node[i]] = 1;
+            g->n[mine.node[i]].dead = 1;
+        }
         int out = g->n[node].out[0];
         const char *name = g->n[node].name;
         int id = rlx_node_add(g, name, RLX_OP_REGION, r.nin, r.in, 1, &out);

@@ -1858,6 +1858,25 @@ def gelu_chain(m, rng):
 
 
 @case
+def elementwise_chain_150(m, rng):
+    """150 elementwise ops in a row: more than one fused region holds (64
+    steps), so fusion must cut the chain into regions, not drop the ops
+    between them (it once left 'v64' without a producer)."""
+    x = m.inp("x", randn(rng, 4, 6))
+    m.weight("k", np.array(0.75, dtype=F32))
+    ref = x.copy()
+    prev = "x"
+    for i in range(150):
+        op = ("Neg", "Abs", "Mul")[i % 3]
+        out = "v%d" % i
+        m.node(op, [prev, "k"] if op == "Mul" else [prev], out)
+        ref = (-ref if op == "Neg" else np.abs(ref) if op == "Abs" else ref * F32(0.75)).astype(F32)
+        prev = out
+    m.node("Identity", [prev], "y")
+    m.out("y", ref)
+
+
+@case
 def conv_residual_relu(m, rng):
     x = m.inp("x", randn(rng, 1, 4, 5, 5))
     w = m.weight("w", randn(rng, 4, 4, 3, 3) * 0.3)
