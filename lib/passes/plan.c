@@ -59,12 +59,6 @@ static int by_size_then_first(const void *pa, const void *pb) {
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
-static int by_offset(const void *pa, const void *pb) {
-    const int64_t *a = pa, *b = pb;   /* pairs (offset, end) */
-    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
-    return a[1] < b[1] ? -1 : a[1] > b[1];
-}
-
 /* Orders tried by rlx_plan_intervals; the smallest arena wins. */
 static int by_first_then_size(const void *pa, const void *pb) {
     const Buffer *a = pa, *b = pb;
@@ -85,12 +79,17 @@ static int64_t plan_order(int n, const int64_t *sizes, const int *first, const i
 
 /* Best fit in three orders (largest first, earliest first, longest-lived
  * first); each is a valid packing, so the smallest is kept. Deterministic:
- * ties keep the earlier order. */
+ * ties keep the earlier order. Each order costs O(n^2) where lifetimes
+ * overlap a lot, so above PLAN_ONE_ORDER buffers only the first is tried
+ * (65536 values live at once take 3 s that way). */
+#define PLAN_ONE_ORDER 8192
+
 int64_t rlx_plan_intervals(int n, const int64_t *sizes, const int *first, const int *last, int64_t *off_out) {
     int (*orders[])(const void *, const void *) = {by_size_then_first, by_first_then_size, by_span_then_size};
     int64_t best = -1;
     int64_t *tmp = rlx_alloc(sizeof(int64_t) * (size_t)(n + 1));
-    for (size_t k = 0; k < sizeof orders / sizeof orders[0]; k++) {
+    size_t norders = n > PLAN_ONE_ORDER ? 1 : sizeof orders / sizeof orders[0];
+    for (size_t k = 0; k < norders; k++) {
         int64_t arena = plan_order(n, sizes, first, last, tmp, orders[k]);
         if (best < 0 || arena < best) {
             best = arena;
@@ -113,7 +112,8 @@ static int64_t plan_order(int n, const int64_t *sizes, const int *first, const i
         if (sizes[i] == 0) continue;
         int64_t size = align_up(sizes[i]);
         /* every offset is at most the sum of the sizes placed before it, so a
-         * total that fits in int64 means no end below can overflow */
+         * total that fits in int64 means no end below can overflow; the
+         * callers check it (rlx_plan: "the arena ... overflows") */
         RLX_ASSERT(total <= INT64_MAX - size);
         total += size;
         bufs[nbufs].index = i;
@@ -124,32 +124,37 @@ static int64_t plan_order(int n, const int64_t *sizes, const int *first, const i
     }
     qsort(bufs, (size_t)nbufs, sizeof(Buffer), order);
 
-    /* placed[k] = the k-th placed buffer; conflicts = (offset, end) pairs */
-    int64_t *conflicts = rlx_alloc(sizeof(int64_t) * 2 * (size_t)(nbufs + 1));
+    /* The placed buffers, kept sorted by (offset, end): the gaps between
+     * those that overlap b's lifetime are read off in one walk, without
+     * sorting b's conflicts again for every buffer. */
+    int *placed = rlx_alloc(sizeof(int) * (size_t)(nbufs + 1));
     int64_t arena = 0;
     for (int k = 0; k < nbufs; k++) {
         const Buffer *b = &bufs[k];
-        int nc = 0;
-        for (int j = 0; j < k; j++) {
-            const Buffer *p = &bufs[j];
-            if (!intervals_overlap(b->first, b->last, p->first, p->last)) continue;
-            conflicts[2 * nc] = off_out[p->index];
-            conflicts[2 * nc + 1] = off_out[p->index] + p->size;
-            nc++;
-        }
-        qsort(conflicts, (size_t)nc, 2 * sizeof(int64_t), by_offset);
         int64_t best = -1, best_gap = INT64_MAX, prev_end = 0;
-        for (int c = 0; c < nc; c++) {
-            int64_t gap = conflicts[2 * c] - prev_end;
+        for (int j = 0; j < k; j++) {
+            const Buffer *p = &bufs[placed[j]];
+            if (!intervals_overlap(b->first, b->last, p->first, p->last)) continue;
+            int64_t off = off_out[p->index], gap = off - prev_end;
             if (gap >= b->size && gap < best_gap) {
                 best = prev_end;
                 best_gap = gap;
             }
-            if (conflicts[2 * c + 1] > prev_end) prev_end = conflicts[2 * c + 1];
+            if (off + p->size > prev_end) prev_end = off + p->size;
         }
         if (best < 0) best = prev_end;
         off_out[b->index] = best;
         if (best + b->size > arena) arena = best + b->size;
+        /* insert k by (offset, end), as by_offset ordered the conflicts */
+        int at = k;
+        while (at > 0) {
+            const Buffer *q = &bufs[placed[at - 1]];
+            int64_t qo = off_out[q->index];
+            if (qo < best || (qo == best && qo + q->size <= best + b->size)) break;
+            placed[at] = placed[at - 1];
+            at--;
+        }
+        placed[at] = k;
     }
     return arena;
 }
