@@ -20,15 +20,36 @@ typedef struct Block {
 static Block *blocks;
 #define BLOCK_SIZE (1u << 20)
 
+RlxLimits rlx_limits = {0, RLX_DEFAULT_MAX_NODES, NULL};
+static int64_t held;   /* bytes of the blocks, plus what rlx_memory_reserve added */
+
+/* malloc itself failed (the memory limit is off or above what the machine
+ * has): still one line, and through rlx_error so the driver cleans up. */
 static void out_of_memory(void) {
-    fprintf(stderr, "rlxc: out of memory\n");
-    exit(1);
+    rlx_error("%s: out of memory after %lld MiB", rlx_limits.file ? rlx_limits.file : "rlxc", (long long)(held >> 20));
+}
+
+void rlx_memory_reserve(int64_t bytes) {
+    int64_t limit = rlx_limits.memory;
+    if (bytes > 0 && limit > 0 && (bytes > limit || held > limit - bytes))
+        rlx_error("%s: compiling this model needs more than %lld MiB of memory, rlxc's limit (--memory-limit "
+                  "raises it)", rlx_limits.file ? rlx_limits.file : "rlxc", (long long)(limit >> 20));
+    held += bytes;
+}
+
+int64_t rlx_memory_held(void) { return held; }
+
+void rlx_check_node_count(const char *file, int64_t nodes, const char *what) {
+    if (nodes > rlx_limits.max_nodes)
+        rlx_error("%s: %s more than %lld nodes, rlxc's limit (--max-nodes raises it)", file, what,
+                  (long long)rlx_limits.max_nodes);
 }
 
 void *rlx_alloc(size_t n) {
     size_t need = (n + 15) & ~(size_t)15;
-    if (need < n) out_of_memory();
+    if (need < n || need > (size_t)INT64_MAX - sizeof(Block)) out_of_memory();
     if (need > BLOCK_SIZE / 4) {
+        rlx_memory_reserve((int64_t)(sizeof(Block) + need));
         Block *b = calloc(1, sizeof(Block) + need);
         if (!b) out_of_memory();
         b->used = b->cap = need;
@@ -41,6 +62,7 @@ void *rlx_alloc(size_t n) {
         return b->data;
     }
     if (!blocks || blocks->cap - blocks->used < need) {
+        rlx_memory_reserve((int64_t)(sizeof(Block) + BLOCK_SIZE));
         Block *b = malloc(sizeof(Block) + BLOCK_SIZE);
         if (!b) out_of_memory();
         b->used = 0;
@@ -87,12 +109,13 @@ void rlx_arena_free_all(void) {
         free(blocks);
         blocks = next;
     }
+    held = 0;
 }
 
 /* ---- buffers ---- */
 void rlx_buf_put(RlxBuf *b, const void *p, size_t n) {
     if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
+        size_t cap = b->cap ? b->cap : 64;   /* many buffers are short-lived, a few words */
         while (cap < b->len + n + 1) cap *= 2;
         b->data = rlx_realloc(b->data, b->len, cap);
         b->cap = cap;
@@ -130,6 +153,41 @@ void rlx_emit(RlxBuf *b, const char *fmt, ...) {
     buf_vprintf(b, fmt, ap);
     va_end(ap);
     rlx_buf_put(b, "\n", 1);
+}
+
+/* ---- name maps ---- */
+static size_t name_slot(const RlxNames *m, const char *name) {
+    size_t mask = m->cap - 1, i = (size_t)rlx_fnv1a(RLX_FNV_SEED, name, strlen(name)) & mask;
+    while (m->names[i] && strcmp(m->names[i], name)) i = (i + 1) & mask;
+    return i;
+}
+
+int rlx_names_get(const RlxNames *m, const char *name) {
+    if (!m->cap) return -1;
+    size_t i = name_slot(m, name);
+    return m->names[i] ? m->ids[i] : -1;
+}
+
+void rlx_names_put(RlxNames *m, const char *name, int id) {
+    if (2 * (m->n + 1) > m->cap) {   /* at most half full: short probe runs */
+        RlxNames grown = {0};
+        grown.cap = m->cap ? 2 * m->cap : 64;
+        grown.names = rlx_alloc(sizeof(char *) * grown.cap);
+        grown.ids = rlx_alloc(sizeof(int) * grown.cap);
+        for (size_t k = 0; k < m->cap; k++)
+            if (m->names[k]) {
+                size_t j = name_slot(&grown, m->names[k]);
+                grown.names[j] = m->names[k];
+                grown.ids[j] = m->ids[k];
+            }
+        grown.n = m->n;
+        *m = grown;
+    }
+    size_t i = name_slot(m, name);
+    RLX_ASSERT(!m->names[i]);
+    m->names[i] = name;
+    m->ids[i] = id;
+    m->n++;
 }
 
 /* ---- diagnostics ---- */
@@ -201,13 +259,7 @@ RlxGraph *rlx_graph_new(const char *file) {
     return g;
 }
 
-/* Names are looked up linearly; graphs of a few thousand values compile in
- * milliseconds, so a hash table has not been worth its code yet. */
-int rlx_value_find(const RlxGraph *g, const char *name) {
-    for (int i = 0; i < g->nv; i++)
-        if (!strcmp(g->v[i].name, name)) return i;
-    return -1;
-}
+int rlx_value_find(const RlxGraph *g, const char *name) { return rlx_names_get(&g->value_ids, name); }
 
 int rlx_value_add(RlxGraph *g, const char *name) {
     if (rlx_value_find(g, name) >= 0) rlx_error("%s: duplicate value name '%s'", g->file, name);
@@ -219,6 +271,7 @@ int rlx_value_add(RlxGraph *g, const char *name) {
     RlxValue *v = &g->v[g->nv];
     memset(v, 0, sizeof *v);
     v->name = rlx_strdup(name);
+    rlx_names_put(&g->value_ids, v->name, g->nv);
     v->rank = -1;
     v->producer = -1;
     v->dtype = RLX_F32;
@@ -359,21 +412,32 @@ void rlx_attr_check(RlxGraph *g, int node) {
     }
 }
 
-static int64_t mul_checked(int64_t a, int64_t b, const char *what) {
-    if (a < 0 || b < 0) rlx_error("%s: negative size", what);
-    if (b && a > INT64_MAX / b) rlx_error("%s: size overflows 64 bits", what);
+/* The message is formatted only on failure: these run for every value in
+ * every pass. */
+static int64_t mul_checked(int64_t a, int64_t b, const RlxValue *v) {
+    if (a < 0 || b < 0) rlx_error("value '%s': negative size", v->name);
+    if (b && a > INT64_MAX / b) rlx_error("value '%s': size overflows 64 bits", v->name);
     return a * b;
 }
 
 int64_t rlx_value_numel(const RlxValue *v) {
     int64_t n = 1;
     RLX_ASSERT(v->rank >= 0);
-    for (int i = 0; i < v->rank; i++) n = mul_checked(n, v->dims[i], rlx_fmt("value '%s'", v->name));
+    for (int i = 0; i < v->rank; i++) n = mul_checked(n, v->dims[i], v);
     return n;
 }
 
-int64_t rlx_value_bytes(const RlxValue *v) {
-    return mul_checked(rlx_value_numel(v), rlx_dtype_size(v->dtype), rlx_fmt("value '%s'", v->name));
+int64_t rlx_value_bytes(const RlxValue *v) { return mul_checked(rlx_value_numel(v), rlx_dtype_size(v->dtype), v); }
+
+int rlx_value_size_ok(const RlxValue *v, int64_t *bytes) {
+    int64_t n = rlx_dtype_size(v->dtype);
+    if (v->rank < 0 || v->rank > RLX_MAX_RANK) return 0;
+    for (int i = 0; i < v->rank; i++) {
+        if (v->dims[i] < 0 || (v->dims[i] && n > INT64_MAX / v->dims[i])) return 0;
+        n *= v->dims[i];
+    }
+    if (bytes) *bytes = n;
+    return 1;
 }
 
 int64_t rlx_weight_i64(const RlxValue *v, int64_t i) {
@@ -420,11 +484,15 @@ void rlx_node_error(const RlxGraph *g, int node, const char *fmt, ...) {
     rlx_error("%s: node '%s' (%s): %s", g->file, n->name, rlx_ops[n->op].name, msg);
 }
 
+/* Formatted on the stack and copied: messages call this often (some
+ * eagerly), and an RlxBuf starts at 4 KB. */
 const char *rlx_shape_str(const RlxValue *v) {
     if (v->rank < 0) return "[?]";
-    RlxBuf b = {0};
-    rlx_buf_put(&b, "[", 1);
-    for (int i = 0; i < v->rank; i++) rlx_buf_printf(&b, i ? ",%lld" : "%lld", (long long)v->dims[i]);
-    rlx_buf_put(&b, "]", 1);
-    return b.data;
+    char text[2 + RLX_MAX_RANK * 21];
+    int n = 0, rank = v->rank < RLX_MAX_RANK ? v->rank : RLX_MAX_RANK;
+    text[n++] = '[';
+    for (int i = 0; i < rank; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, i ? ",%lld" : "%lld", (long long)v->dims[i]);
+    text[n++] = ']';
+    return rlx_strndup(text, (size_t)n);
 }

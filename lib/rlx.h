@@ -33,6 +33,25 @@ char *rlx_strndup(const char *s, size_t n);
 char *rlx_fmt(const char *fmt, ...);       /* arena-allocated sprintf */
 void rlx_arena_free_all(void);
 
+/* Resource limits (docs/robustness.md): a model file is untrusted, and a
+ * few bytes of it can ask for a huge constant, a long unrolled loop or a
+ * graph of millions of nodes. The arena stops at `memory` bytes (counting
+ * what rlx_memory_reserve adds for malloc'd memory, such as an unpacked
+ * ONNX message) with a one-line error naming `file`; readers and unrolling
+ * stop at `max_nodes` nodes. The driver sets them from its flags. */
+typedef struct {
+    int64_t memory;              /* bytes; 0 = no limit (the library's default) */
+    int64_t max_nodes;           /* nodes in one graph, read or unrolled */
+    const char *file;            /* the model, for the memory error */
+} RlxLimits;
+extern RlxLimits rlx_limits;
+#define RLX_DEFAULT_MAX_NODES 65536
+/* Counts `bytes` (negative: gives them back) against the memory limit. */
+void rlx_memory_reserve(int64_t bytes);
+int64_t rlx_memory_held(void);   /* what counts against it now (-v prints it) */
+/* The one-line error for a graph of more than rlx_limits.max_nodes nodes. */
+void rlx_check_node_count(const char *file, int64_t nodes, const char *what);
+
 /* A growable byte buffer (arena-backed) and the one printf-style emitter. */
 typedef struct {
     char *data;
@@ -43,6 +62,17 @@ void rlx_buf_put(RlxBuf *b, const void *p, size_t n);
 void rlx_buf_printf(RlxBuf *b, const char *fmt, ...);
 /* Writes one line: indentation, the text, a newline. */
 void rlx_emit(RlxBuf *b, const char *fmt, ...);
+
+/* A name -> id map in the arena (open addressing over FNV-1a): value names
+ * of a graph, node names in the readers. Model files are untrusted, and a
+ * linear search per name made a graph of n names cost n^2 string compares. */
+typedef struct {
+    const char **names;
+    int *ids;
+    size_t cap, n;
+} RlxNames;
+int rlx_names_get(const RlxNames *m, const char *name);          /* -1 if absent */
+void rlx_names_put(RlxNames *m, const char *name, int id);        /* name must be absent; kept, not copied */
 
 /* ---- diagnostics ---- */
 typedef struct {
@@ -140,6 +170,7 @@ typedef struct RlxGraph {
     int *outputs, noutputs;
     int *order, norder;           /* schedule: node ids (schedule pass) */
     RlxDecl *output_decl;         /* per g->outputs[i], or NULL (set by the .rlxg reader) */
+    RlxNames value_ids;           /* name -> value id (rlx_value_add keeps it) */
 } RlxGraph;
 
 RlxGraph *rlx_graph_new(const char *file);
@@ -158,6 +189,9 @@ void rlx_attr_check(RlxGraph *g, int node);
 static inline int64_t rlx_align64(int64_t n) { return (n + 63) & ~(int64_t)63; }   /* n >= 0 */
 int64_t rlx_value_numel(const RlxValue *v);     /* errors on overflow */
 int64_t rlx_value_bytes(const RlxValue *v);     /* numel * dtype size; errors on overflow */
+/* 1 (and *bytes) if v's dims are known, non-negative and its byte size fits
+ * in 64 bits, else 0: for checks whose message names the file and node. */
+int rlx_value_size_ok(const RlxValue *v, int64_t *bytes);
 /* Reads element i of a weight as int64 / double (any dtype). */
 int64_t rlx_weight_i64(const RlxValue *v, int64_t i);
 double rlx_weight_f64(const RlxValue *v, int64_t i);
@@ -175,6 +209,12 @@ RlxGraph *rlx_read_rlxg(const char *path);               /* container or pure JS
 void rlx_write_rlxg(const RlxGraph *g, RlxBuf *out);     /* container form */
 /* ONNX (opset 1-17); dim_names[i] = dim_values[i] bind symbolic input dims. */
 RlxGraph *rlx_read_onnx(const char *path, int ndims, const char *const *dim_names, const int64_t *dim_values);
+/* The same over a file's bytes already in memory (len bytes, no NUL needed;
+ * `path` names it in messages). The graph may point into buf (a container's
+ * weights), so buf must outlive it. The fuzz targets (tests/fuzz/) use these. */
+RlxGraph *rlx_read_rlxg_buffer(const char *path, const uint8_t *buf, size_t len);
+RlxGraph *rlx_read_onnx_buffer(const char *path, const uint8_t *buf, size_t len, int ndims,
+                               const char *const *dim_names, const int64_t *dim_values);
 /* Reads a whole file into the arena; errors name the file. */
 uint8_t *rlx_read_file(const char *path, size_t *len);
 
@@ -370,6 +410,31 @@ int rlx_fold_node(RlxGraph *g, int node);
  * folding uses it whatever the target, so every target folds to the same
  * bits. rlx_exec_thunks runs a selected thunk list the same way. */
 int rlx_exec_thunks(const RlxGraph *g, const RlxThunkList *tl, uint8_t *arena, const uint8_t *weights);
+
+/* ---- the pipeline (pipeline.c) ---- */
+/* What the driver's flags choose, and a hook told after each stage (its
+ * name, its -d dump letter or 0, the graph, the plan once there is one). */
+typedef struct {
+    const char *target;          /* "c", ... */
+    int no_opt;                  /* -O0: no fusion, no prepacking */
+    int blas;                    /* --blas openblas: no prepacking either */
+    int no_winograd;             /* --no-winograd */
+    int64_t arena_limit;         /* --arena-limit, -1 if none */
+    void (*after)(void *hook, const char *stage, char dump_letter, RlxGraph *g, const RlxPlan *plan);
+    void *hook;
+    RlxPrecision precision;      /* --precision (zero: f32) */
+    RlxDType weights;            /* --weights (zero: f32) */
+    int nkeep;                   /* --keep-f32 NODE names */
+    const char *const *keep;
+} RlxPipeline;
+typedef struct {
+    const struct RlxTarget *target;  /* --target's descriptor (target.h) */
+    RlxPlan *plan;
+    RlxThunkList *thunks;
+    void *selected;              /* what the target's select returned (its emit gets it) */
+} RlxCompiled;
+/* Every pass from a read model to the thunk list, in order. */
+void rlx_compile_graph(RlxGraph *g, const RlxPipeline *p, RlxCompiled *out);
 
 /* ---- codegen ---- */
 typedef struct {

@@ -227,15 +227,23 @@ static int read_npy(FILE *f, int *dtype, int *rank, int64_t *dims, void **data, 
 int rlx_npy_read(const char *path, int *dtype, int *rank, int64_t dims[RK_MAX_RANK], void **data, size_t *nbytes) {
     if (!data) return RLX_E_ARG;
     *data = NULL;
-    if (!path || !dtype || !rank || !dims || !nbytes) return RLX_E_ARG;
+    if (!path) return RLX_E_ARG;
     FILE *f = fopen(path, "rb");
     if (!f) return RLX_E_NOFILE;
+    int st = rlx_npy_fread(f, dtype, rank, dims, data, nbytes);
+    fclose(f);
+    return st;
+}
+
+int rlx_npy_fread(FILE *f, int *dtype, int *rank, int64_t dims[RK_MAX_RANK], void **data, size_t *nbytes) {
+    if (!data) return RLX_E_ARG;
+    *data = NULL;
+    if (!f || !dtype || !rank || !dims || !nbytes) return RLX_E_ARG;
     int t = -1, r = 0;
     int64_t d[RK_MAX_RANK] = {0};
     void *buf = NULL;
     size_t n = 0;
     int st = read_npy(f, &t, &r, d, &buf, &n);
-    fclose(f);
     if (st) return st;
     *dtype = t;
     *rank = r;

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "rlx_rt.h"
 
@@ -28,6 +29,9 @@ extern "C" {
  *   RLX_E_NOMEM, RLX_E_IO, RLX_E_ARG (a NULL pointer),
  * and sets *data to NULL. */
 int rlx_npy_read(const char *path, int *dtype, int *rank, int64_t dims[RK_MAX_RANK], void **data, size_t *nbytes);
+/* The same from an open stream, from its current position (the stream stays
+ * open; RLX_E_NOFILE is never returned). */
+int rlx_npy_fread(FILE *f, int *dtype, int *rank, int64_t dims[RK_MAX_RANK], void **data, size_t *nbytes);
 
 /* Writes `data` (rank dims, C order, host byte order) as a version 1.0 .npy
  * file, header padded to 64 bytes. RLX_E_ARG for a dtype numpy has no type for

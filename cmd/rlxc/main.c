@@ -1,7 +1,8 @@
 /* main.c - the rlxc driver: flags, the pass pipeline, writing the outputs.
  *
- * The pipeline is straight-line (read, constants, schedule, infer, legalize,
- * dce, schedule, plan, lower, codegen), each pass a function of lib/. Every
+ * The pipeline is straight-line (read, then lib/pipeline.c's constants,
+ * schedule, infer, legalize, dce, fusion, plan, lower, then codegen), each
+ * pass a function of lib/. Every
  * output is built in memory first; only when all passes succeeded are the
  * files written, each to a temporary name and then renamed into place, so a
  * failed compile leaves nothing behind. A user error anywhere longjmps back
@@ -68,6 +69,10 @@ static const char usage_text[] =
     "                   with --build, also print the executable's code size split into runtime\n"
     "                   core, kernels, driver and model (and add it to PREFIX.txt)\n"
     "  --arena-limit N  fail if the arena needs more than N bytes (K, M, G suffixes)\n"
+    "  --memory-limit N stop compiling when rlxc itself would use more than N bytes (K, M, G;\n"
+    "                   default 512M plus 16 times the model file's size; 0: no limit)\n"
+    "  --max-nodes N    refuse graphs of more than N nodes, as read or with control flow\n"
+    "                   unrolled (default 65536)\n"
     "  --blas openblas  GEMMs call OpenBLAS's cblas_sgemm (the runtime is then built with\n"
     "                   -DRLX_BLAS_OPENBLAS and linked with OpenBLAS; --build does both)\n"
     "  --precision P    how float tensors inside the model are stored: f32 (default), f16 or bf16\n"
@@ -110,6 +115,8 @@ typedef struct {
     int build, emit_main, verbose, import;
     const char *report;          /* --report PREFIX */
     int64_t arena_limit;         /* --arena-limit BYTES, -1 if none */
+    int64_t memory_limit;        /* --memory-limit BYTES, -1 if not given (0: none) */
+    int64_t max_nodes;           /* --max-nodes N, 0 if not given */
     int threads;                 /* --threads N: the model's default */
     int no_opt;                  /* -O0: no pattern, epilogue or elementwise fusion, no prepacking */
     int blas;                    /* --blas openblas */
@@ -205,7 +212,9 @@ static int verbose;
 static double pass_t0;
 static void pass_done(const char *name) {
     double t = seconds();
-    if (verbose) fprintf(stderr, "pass %-10s %8.3f ms\n", name, (t - pass_t0) * 1e3);
+    if (verbose)
+        fprintf(stderr, "pass %-10s %8.3f ms  %6lld MiB held\n", name, (t - pass_t0) * 1e3,
+                (long long)(rlx_memory_held() >> 20));
     pass_t0 = t;
 }
 
@@ -304,7 +313,7 @@ static int parse_cuda_arch(const char *s) {
 }
 
 /* A byte count: digits, optionally followed by K, M or G (powers of 1024). */
-static int64_t parse_bytes(const char *s) {
+static int64_t parse_bytes(const char *s, const char *flag) {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
@@ -313,14 +322,41 @@ static int64_t parse_bytes(const char *s) {
     else if (*end == 'M' || *end == 'm') mul = 1 << 20, end++;
     else if (*end == 'G' || *end == 'g') mul = 1 << 30, end++;
     if (end == s || *end || errno == ERANGE || v < 0 || v > INT64_MAX / mul)
-        rlx_error("rlxc: --arena-limit wants a byte count like 65536 or 64K, not '%s'", s);
+        rlx_error("rlxc: %s wants a byte count like 65536 or 64K, not '%s'", flag, s);
     return (int64_t)v * mul;
+}
+
+/* A count from 1 to 2^31 - 1. */
+static int64_t parse_count(const char *s, const char *flag) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || v < 1 || v > 0x7fffffff)
+        rlx_error("rlxc: %s wants a count from 1 to 2147483647, not '%s'", flag, s);
+    return (int64_t)v;
+}
+
+/* The compile-time limits (docs/robustness.md): --memory-limit, else 512
+ * MiB and 16 times the model file's size (ResNet-18's 47 MB ONNX file
+ * peaks at 420 MB); --max-nodes, else RLX_DEFAULT_MAX_NODES. */
+static void set_limits(const Args *a) {
+    rlx_limits.file = a->model;
+    rlx_limits.max_nodes = a->max_nodes ? a->max_nodes : RLX_DEFAULT_MAX_NODES;
+    if (a->memory_limit >= 0) {
+        rlx_limits.memory = a->memory_limit;
+        return;
+    }
+    struct stat st;
+    int64_t size = stat(a->model, &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : 0;
+    int64_t base = (int64_t)512 << 20;
+    rlx_limits.memory = size > (INT64_MAX - base) / 16 ? INT64_MAX : base + 16 * size;
 }
 
 static int parse_args(int argc, char **argv, Args *a) {
     memset(a, 0, sizeof *a);
     a->target = "c";
     a->arena_limit = -1;
+    a->memory_limit = -1;
     a->dim_names = rlx_alloc(sizeof(char *) * (size_t)argc);
     a->dim_values = rlx_alloc(sizeof(int64_t) * (size_t)argc);
     a->freeze_names = rlx_alloc(sizeof(char *) * (size_t)argc);
@@ -370,7 +406,9 @@ static int parse_args(int argc, char **argv, Args *a) {
         }
         else if (!strcmp(s, "--report") && has) a->report = argv[++i];
         else if (!strcmp(s, "--threads") && has) a->threads = parse_threads(argv[++i]);
-        else if (!strcmp(s, "--arena-limit") && has) a->arena_limit = parse_bytes(argv[++i]);
+        else if (!strcmp(s, "--arena-limit") && has) a->arena_limit = parse_bytes(argv[++i], "--arena-limit");
+        else if (!strcmp(s, "--memory-limit") && has) a->memory_limit = parse_bytes(argv[++i], "--memory-limit");
+        else if (!strcmp(s, "--max-nodes") && has) a->max_nodes = parse_count(argv[++i], "--max-nodes");
         else if (!strcmp(s, "--emit-main")) a->emit_main = 1;
         else if (!strcmp(s, "--embed-weights")) a->embed_weights = 1;
         else if (!strcmp(s, "--dump-values")) a->dump_values = 1;
@@ -405,6 +443,14 @@ static int parse_args(int argc, char **argv, Args *a) {
     return 0;
 }
 
+/* The pipeline's hook: -v's pass times and plan summary, -d's dumps. */
+static void after_stage(void *hook, const char *stage, char letter, RlxGraph *g, const RlxPlan *plan) {
+    const Args *a = hook;
+    pass_done(stage);
+    if (letter) dump_if(a, letter, g);
+    if (verbose && !strcmp(stage, "plan")) rlx_plan_print(g, plan, stderr);
+}
+
 static void compile(const Args *a) {
     verbose = a->verbose;
     pass_t0 = seconds();
@@ -420,44 +466,17 @@ static void compile(const Args *a) {
         commit_temps(final, 1);
         return;
     }
-    const RlxTarget *tg = rlx_target_find(g->file, a->target);
-    if (a->build && tg->no_build) rlx_error("rlxc: --build: %s", tg->no_build);
-    rlx_constants_to_weights(g);
-    rlx_schedule(g);
-    rlx_infer(g);
-    pass_done("infer");
-    dump_if(a, 'i', g);
-    rlx_legalize_for(g, tg);
-    pass_done("legalize");
-    for (int i = 0; i < a->nkeep; i++) rlx_keep_f32(g, a->keep[i]);
-    dump_if(a, 'l', g);
-    rlx_dce(g);
-    rlx_schedule(g);
-    pass_done("dce");
-    dump_if(a, 'd', g);
-    if (!a->no_opt) {
-        rlx_fuse_patterns(g);
-        rlx_schedule(g);
-        rlx_fuse_epilogues(g);
-        rlx_fuse_elementwise(g);
-        rlx_schedule(g);
-    }
-    pass_done("fuse");
-    dump_if(a, 'f', g);
-    rlx_assign_precision(g, tg, a->precision, a->weights);
-    pass_done("precision");
-    RlxOptions popt = {!a->no_winograd, a->blas};
-    if (!a->no_opt && tg->prepare) tg->prepare(g, &popt);
-    pass_done("prepare");
-    rlx_schedule_memory(g);
-    pass_done("schedule");
-    RlxPlan *plan = rlx_plan(g);
-    pass_done("plan");
-    if (verbose) rlx_plan_print(g, plan, stderr);
-    if (a->arena_limit >= 0) rlx_check_arena_limit(g, plan, a->arena_limit);
-    RlxThunkList *tl = rlx_lower(g, plan, tg);
-    void *selected = tg->select ? tg->select(g, plan, tl) : NULL;
-    pass_done("lower");
+    /* a target that cannot --build here says so before any pass runs */
+    const RlxTarget *want = rlx_target_find(g->file, a->target);
+    if (a->build && want->no_build) rlx_error("rlxc: --build: %s", want->no_build);
+    RlxPipeline pipe = {a->target, a->no_opt, a->blas, a->no_winograd, a->arena_limit, after_stage, (void *)a,
+                        a->precision, a->weights, a->nkeep, a->keep};
+    RlxCompiled comp;
+    rlx_compile_graph(g, &pipe, &comp);
+    RlxPlan *plan = comp.plan;
+    RlxThunkList *tl = comp.thunks;
+    const RlxTarget *tg = comp.target;
+    void *selected = comp.selected;
     if (verbose) fprintf(stderr, "thunks: %d\n", tl->n);
 
     const char *base = strip_suffix(a->out, ".c");
@@ -584,6 +603,7 @@ int main(int argc, char **argv) {
     }
     Args a;
     parse_args(argc, argv, &a);
+    set_limits(&a);
     compile(&a);
     rlx_arena_free_all();
     return 0;

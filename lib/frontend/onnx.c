@@ -54,6 +54,7 @@ struct Reader {
     const int64_t *dim_values;
     uint8_t *dim_used;
     const char **node_names;      /* per ONNX node: unique, never empty */
+    RlxNames node_ids;            /* node name -> id, the ONNX nodes' and those added later */
     int *node_nout;               /* per ONNX node: outputs kept (trailing empty ones trimmed) */
     int **node_out;               /* per ONNX node: their value ids */
     const char **dropped;         /* Dropout mask outputs, which are not created */
@@ -114,11 +115,22 @@ static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
 
 enum { SCAN_BAD, SCAN_OK, SCAN_DEEP };
 
-static int scan_message(const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *d, int depth) {
+/* Also adds to *bytes an upper bound of what protobuf-c will malloc for the
+ * message: its struct, and for each field occurrence a sub-message's
+ * struct, a string's bytes, or 8 bytes per repeated element (a packed field
+ * of len bytes holds at most len elements). An empty NodeProto is 2 bytes
+ * on the wire and over 100 in memory, so a small file can ask for a lot. */
+static int scan_message(const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *d, int depth,
+                        uint64_t *bytes) {
     if (depth > MAX_NESTING) return SCAN_DEEP;
+    *bytes += d->sizeof_message;
     while (p < end) {
         uint64_t key, len;
         if (!read_varint(&p, end, &key)) return SCAN_BAD;
+        uint64_t num = key >> 3;
+        const ProtobufCFieldDescriptor *f =
+            num > 0 && num <= 0x1fffffff ? protobuf_c_message_descriptor_get_field(d, (unsigned)num) : NULL;
+        int repeated = f && f->label == PROTOBUF_C_LABEL_REPEATED;
         switch (key & 7) {
         case 0:
             if (!read_varint(&p, end, &len)) return SCAN_BAD;
@@ -133,18 +145,20 @@ static int scan_message(const uint8_t *p, const uint8_t *end, const ProtobufCMes
             break;
         case 2: {
             if (!read_varint(&p, end, &len) || len > (uint64_t)(end - p)) return SCAN_BAD;
-            uint64_t num = key >> 3;
-            const ProtobufCFieldDescriptor *f =
-                num > 0 && num <= 0x1fffffff ? protobuf_c_message_descriptor_get_field(d, (unsigned)num) : NULL;
             if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-                int st = scan_message(p, p + len, f->descriptor, depth + 1);
+                int st = scan_message(p, p + len, f->descriptor, depth + 1, bytes);
                 if (st != SCAN_OK) return st;
+            } else if (f && (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_BYTES)) {
+                *bytes += len + 1;
+            } else if (repeated) {
+                *bytes += 8 * len;   /* packed */
             }
             p += len;
             break;
         }
         default: return SCAN_BAD;   /* groups (3, 4) are not in onnx.proto; 6, 7 do not exist */
         }
+        if (repeated) *bytes += 8;   /* the element (or pointer) in the field's array */
     }
     return SCAN_OK;
 }
@@ -197,6 +211,7 @@ static const char *op_label(const Onnx__NodeProto *n) {
 static void name_nodes(Reader *r) {
     const Onnx__GraphProto *gp = r->gp;
     int n = (int)gp->n_node;
+    RlxNames *taken = &r->node_ids;
     r->node_names = rlx_alloc(sizeof(char *) * (size_t)(n + 1));
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n; i++) {
@@ -207,37 +222,38 @@ static void name_nodes(Reader *r) {
             check_name(r, str(np->op_type), rlx_fmt("the op type of node '%s'", given));
             const char *base = *given ? given : rlx_fmt("%s_%d", *str(np->op_type) ? np->op_type : "node", i);
             const char *name = base;
-            for (int k = 1;; k++) {
-                int clash = 0;
-                for (int j = 0; j < n && !clash; j++)
-                    if (j != i && r->node_names[j] && !strcmp(r->node_names[j], name)) clash = 1;
-                if (!clash) break;
-                name = rlx_fmt("%s_%d", base, k);
-            }
+            for (int k = 1; rlx_names_get(taken, name) >= 0; k++) name = rlx_fmt("%s_%d", base, k);
             r->node_names[i] = name;
+            rlx_names_put(taken, name, i);
         }
 }
 
-/* One error listing every unsupported op type with its nodes. */
+/* One error listing every unsupported op type with its nodes, the op types
+ * in the order of their first node. */
 static void check_ops(Reader *r) {
     const Onnx__GraphProto *gp = r->gp;
-    int n = (int)gp->n_node;
-    uint8_t *done = rlx_alloc((size_t)n + 1);
-    RlxBuf msg = {0};
-    int nops = 0;
+    int n = (int)gp->n_node, nops = 0;
+    RlxNames group_of = {0};
+    struct { const char *label; int count; RlxBuf names; } *groups = rlx_alloc(sizeof *groups * (size_t)(n + 1));
     for (int i = 0; i < n; i++) {
-        if (done[i] || node_op(gp->node[i]) >= 0) continue;
+        if (node_op(gp->node[i]) >= 0) continue;
         const char *label = op_label(gp->node[i]);
-        int count = 0;
-        RlxBuf names = {0};
-        for (int j = i; j < n; j++) {
-            if (done[j] || node_op(gp->node[j]) >= 0 || strcmp(op_label(gp->node[j]), label)) continue;
-            done[j] = 1;
-            if (count < MAX_NAMES_LISTED) rlx_buf_printf(&names, "%s'%s'", count ? ", " : "", r->node_names[j]);
-            count++;
+        int k = rlx_names_get(&group_of, label);
+        if (k < 0) {
+            k = nops++;
+            groups[k].label = label;
+            rlx_names_put(&group_of, label, k);
         }
-        if (count > MAX_NAMES_LISTED) rlx_buf_printf(&names, " and %d more", count - MAX_NAMES_LISTED);
-        rlx_buf_printf(&msg, "%s%s (node%s %s)", nops++ ? "; " : "", label, count > 1 ? "s" : "", names.data);
+        if (groups[k].count < MAX_NAMES_LISTED)
+            rlx_buf_printf(&groups[k].names, "%s'%s'", groups[k].count ? ", " : "", r->node_names[i]);
+        groups[k].count++;
+    }
+    RlxBuf msg = {0};
+    for (int k = 0; k < nops; k++) {
+        int count = groups[k].count;
+        if (count > MAX_NAMES_LISTED) rlx_buf_printf(&groups[k].names, " and %d more", count - MAX_NAMES_LISTED);
+        rlx_buf_printf(&msg, "%s%s (node%s %s)", k ? "; " : "", groups[k].label, count > 1 ? "s" : "",
+                       groups[k].names.data);
     }
     if (nops) rlx_error("%s: unsupported op%s: %s", r->file, nops > 1 ? "s" : "", msg.data);
 }
@@ -1109,13 +1125,8 @@ static int unsqueeze_later(Reader *r, int i, int b, int rank_b, int trailing) {
     r->later[n].axes = const_i64(r, nn, "B_axes", trailing, axes);
     r->later[n].out = rlx_value_add(r->g, unique_value_name(r->g, rlx_fmt("%s.B_unsqueezed", nn)));
     const char *base = rlx_fmt("%s.unsqueeze_B", nn), *name = base;
-    for (int k = 1;; k++) {
-        int clash = 0;
-        for (int j = 0; j < (int)r->gp->n_node && !clash; j++) clash = !strcmp(r->node_names[j], name);
-        for (int j = 0; j < n && !clash; j++) clash = !strcmp(r->later[j].name, name);
-        if (!clash) break;
-        name = rlx_fmt("%s_%d", base, k);
-    }
+    for (int k = 1; rlx_names_get(&r->node_ids, name) >= 0; k++) name = rlx_fmt("%s_%d", base, k);
+    rlx_names_put(&r->node_ids, name, (int)r->gp->n_node + n);
     r->later[n].name = name;
     return r->later[n].out;
 }
@@ -1353,8 +1364,8 @@ static RlxGraph *import_subgraph(Reader *r, int i, const Onnx__GraphProto *gp, c
     RlxGraph *g = sub.g;
     g->name = rlx_fmt("%s.%s", r->node_names[i], attr);
     const char *where = rlx_fmt("subgraph '%s' of node '%s'", attr, r->node_names[i]);
-    if (gp->n_node > 0x3fffffff || gp->n_input > 0x3fffffff || gp->n_output > 0x3fffffff)
-        rlx_error("%s: %s is too large", r->file, where);
+    rlx_check_node_count(r->file, (int64_t)gp->n_node, rlx_fmt("%s has", where));
+    if (gp->n_input > 0x3fffffff || gp->n_output > 0x3fffffff) rlx_error("%s: %s is too large", r->file, where);
     for (size_t k = 0; k < gp->n_value_info; k++)
         tensor_type(&sub, gp->value_info[k], rlx_fmt("value '%s' (%s)", str(gp->value_info[k]->name), where));
     name_nodes(&sub);
@@ -1674,7 +1685,7 @@ static void build_graph(Reader *r, const Onnx__ModelProto *m) {
     g->name = model_name(str(gp->name));
     for (size_t i = 0; i < gp->n_value_info; i++)
         tensor_type(r, gp->value_info[i], rlx_fmt("value '%s'", str(gp->value_info[i]->name)));
-    if (gp->n_node > 0x3fffffff) rlx_error("%s: too many nodes", r->file);
+    rlx_check_node_count(r->file, (int64_t)gp->n_node, "the graph has");
     int n = (int)gp->n_node;
     name_nodes(r);
     check_ops(r);
@@ -1696,12 +1707,24 @@ static void build_graph(Reader *r, const Onnx__ModelProto *m) {
 RlxGraph *rlx_read_onnx(const char *path, int ndims, const char *const *dim_names, const int64_t *dim_values) {
     size_t len;
     const uint8_t *buf = rlx_read_file(path, &len);
+    return rlx_read_onnx_buffer(path, buf, len, ndims, dim_names, dim_values);
+}
+
+RlxGraph *rlx_read_onnx_buffer(const char *path, const uint8_t *buf, size_t len, int ndims,
+                               const char *const *dim_names, const int64_t *dim_values) {
     if (len == 0) rlx_error("%s: empty file (not an ONNX model)", path);
-    int scan = scan_message(buf, buf + len, &onnx__model_proto__descriptor, 0);
+    uint64_t unpacked = 0;
+    int scan = scan_message(buf, buf + len, &onnx__model_proto__descriptor, 0, &unpacked);
     if (scan == SCAN_DEEP)
         rlx_error("%s: not a valid ONNX model (messages nested more than %d levels deep)", path, MAX_NESTING);
+    /* held against the memory limit while the message lives (it is malloc'd) */
+    int64_t held = scan == SCAN_OK ? (int64_t)(unpacked < (uint64_t)INT64_MAX ? unpacked : INT64_MAX) : 0;
+    rlx_memory_reserve(held);
     Onnx__ModelProto *m = scan == SCAN_OK ? onnx__model_proto__unpack(NULL, len, buf) : NULL;
-    if (!m) rlx_error("%s: not a valid ONNX model (protobuf parse failed)", path);
+    if (!m) {
+        rlx_memory_reserve(-held);
+        rlx_error("%s: not a valid ONNX model (protobuf parse failed)", path);
+    }
 
     Reader r;
     memset(&r, 0, sizeof r);
@@ -1719,11 +1742,13 @@ RlxGraph *rlx_read_onnx(const char *path, int ndims, const char *const *dim_name
         char msg[sizeof rlx_diag.msg];
         rlx_diag.jmp = outer;
         onnx__model_proto__free_unpacked(m, NULL);
+        rlx_memory_reserve(-held);
         memcpy(msg, rlx_diag.msg, sizeof msg);
         rlx_error("%s", msg);
     }
     build_graph(&r, m);
     rlx_diag.jmp = outer;
     onnx__model_proto__free_unpacked(m, NULL);
+    rlx_memory_reserve(-held);
     return r.g;
 }

@@ -104,6 +104,7 @@ typedef struct {
     size_t data_len;
     Range *ranges;                /* weight byte ranges, for the overlap check */
     int nranges, capranges;
+    RlxNames node_ids;            /* node name -> id, for the duplicate check */
 } Reader;
 
 /* Every message is "WHERE: text", WHERE starting with the file name. */
@@ -416,6 +417,23 @@ static const char *node_where(Reader *r, const char *name, const char *op) {
     return rlx_fmt("%s: node '%s' (%s)", r->file, name, op);
 }
 
+/* An integer attribute (or element) beyond 2^53 is not exact as a JSON
+ * number, so it is written, and read, as a decimal string; a JSON number
+ * there would already have been rounded by the parser. */
+static int attr_int_string(const char *s, int64_t *v) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || *s == ' ') return 0;
+    *v = x;
+    return 1;
+}
+
+static void check_exact(double d, int spec_int, const char *aw) {
+    if (spec_int && (d < -TWO53 || d > TWO53))
+        err(aw, "%.17g is not exact as a JSON number; write it as a decimal string", d);
+}
+
 static void parse_attr(Reader *r, int node, const cJSON *ja, const char *where) {
     RlxGraph *g = r->g;
     const char *name = ja->string;
@@ -423,16 +441,20 @@ static void parse_attr(Reader *r, int node, const cJSON *ja, const char *where) 
     const char *t = spec_type(g->n[node].op, name, &tl);
     const char *aw = rlx_fmt("%s: attribute '%s'", where, name);
     double special;
+    int64_t big;
     if (cJSON_IsNumber(ja) || cJSON_IsBool(ja)) {
         double d = cJSON_IsBool(ja) ? (cJSON_IsTrue(ja) ? 1 : 0) : ja->valuedouble;
         if (is_int64(d)) {
+            check_exact(d, spec_is(t, tl, "i"), aw);
             rlx_attr_add(g, node, name, RLX_A_INT)->i = (int64_t)d;
         } else {
             rlx_attr_add(g, node, name, RLX_A_FLOAT)->f = d;
         }
     } else if (cJSON_IsString(ja)) {
         const char *s = ja->valuestring;
-        if (spec_is(t, tl, "d")) {
+        if (spec_is(t, tl, "i") && attr_int_string(s, &big)) {
+            rlx_attr_add(g, node, name, RLX_A_INT)->i = big;
+        } else if (spec_is(t, tl, "d")) {
             int dt = rlx_dtype_from_name(s);
             if (dt < 0) err(aw, "unknown dtype '%s'", s);
             rlx_attr_add(g, node, name, RLX_A_DTYPE)->i = dt;
@@ -442,12 +464,17 @@ static void parse_attr(Reader *r, int node, const cJSON *ja, const char *where) 
             rlx_attr_add(g, node, name, RLX_A_STRING)->s = rlx_strdup(s);
         }
     } else if (cJSON_IsArray(ja)) {
-        int n = cJSON_GetArraySize(ja), all_int = 1, i = 0;
+        int n = cJSON_GetArraySize(ja), all_int = 1, i = 0, spec_ints = spec_is(t, tl, "ints");
         double *f = rlx_alloc(sizeof(double) * (size_t)(n + 1));
+        int64_t *v = rlx_alloc(sizeof(int64_t) * (size_t)(n + 1));
         for (const cJSON *e = ja->child; e; e = e->next, i++) {
             if (cJSON_IsNumber(e)) {
                 f[i] = e->valuedouble;
                 if (!is_int64(f[i])) all_int = 0;
+                else check_exact(f[i], spec_ints, rlx_fmt("%s: element %d", aw, i));
+                v[i] = all_int ? (int64_t)f[i] : 0;
+            } else if (cJSON_IsString(e) && spec_ints && attr_int_string(e->valuestring, &v[i])) {
+                f[i] = (double)v[i];
             } else if (cJSON_IsString(e) && parse_special_float(e->valuestring, &f[i])) {
                 all_int = 0;
             } else {
@@ -455,8 +482,6 @@ static void parse_attr(Reader *r, int node, const cJSON *ja, const char *where) 
             }
         }
         if (all_int) {
-            int64_t *v = rlx_alloc(sizeof(int64_t) * (size_t)(n + 1));
-            for (i = 0; i < n; i++) v[i] = (int64_t)f[i];
             RlxAttr *a = rlx_attr_add(g, node, name, RLX_A_INTS);
             a->n = n;
             a->ints = v;
@@ -498,8 +523,8 @@ static void add_node(Reader *r, const cJSON *jn, int index) {
     where = node_where(r, name, jop->valuestring);
     if (op < 0) err(where, "unknown op '%s'", jop->valuestring);
     check_keys(jn, keys, where);
-    for (int i = 0; i < g->nn; i++)
-        if (!strcmp(g->n[i].name, name)) err(where, "duplicate node name '%s'", name);
+    if (rlx_names_get(&r->node_ids, name) >= 0) err(where, "duplicate node name '%s'", name);
+    rlx_names_put(&r->node_ids, name, g->nn);
     const cJSON *jin = field(jn, "inputs", J_ARR, 1, where);
     const cJSON *jout = field(jn, "outputs", J_ARR, 1, where);
     field(jn, "attrs", J_OBJ, 0, where);
@@ -605,6 +630,7 @@ static void build_graph(Reader *r, const cJSON *root) {
         }
 
     if (jnodes) {
+        rlx_check_node_count(file, cJSON_GetArraySize(jnodes), "the graph has");
         i = 0;
         for (const cJSON *e = jnodes->child; e; e = e->next, i++) add_node(r, e, i);
         i = 0;
@@ -640,6 +666,27 @@ static uint64_t le_u64(const uint8_t *p) {
     return v;
 }
 
+/* An upper bound of what cJSON mallocs for text: one item per value (each
+ * value but the root follows a ',', '[' or ':' outside strings) and the
+ * bytes of its strings. "[{},{},...]" is 3 bytes an item on disk and some
+ * 64 in memory, so the tree can be many times the file. */
+static int64_t json_tree_bound(const char *text, size_t len) {
+    int64_t items = 1;
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (in_string) {
+            if (ch == '\\') i++;
+            else if (ch == '"') in_string = 0;
+        } else if (ch == '"') {
+            in_string = 1;
+        } else if (ch == ',' || ch == '[' || ch == ':') {
+            items++;
+        }
+    }
+    return items * (int64_t)sizeof(cJSON) + (int64_t)len;
+}
+
 static void json_error(const char *file, const char *text, size_t len, const char *at, size_t base, const char *what) {
     size_t off = at && at >= text && at <= text + len ? (size_t)(at - text) : len;
     int line = 1, col = 1;
@@ -653,6 +700,10 @@ static void json_error(const char *file, const char *text, size_t len, const cha
 RlxGraph *rlx_read_rlxg(const char *path) {
     size_t len;
     const uint8_t *buf = rlx_read_file(path, &len);
+    return rlx_read_rlxg_buffer(path, buf, len);
+}
+
+RlxGraph *rlx_read_rlxg_buffer(const char *path, const uint8_t *buf, size_t len) {
     Reader r;
     memset(&r, 0, sizeof r);
     r.file = path;
@@ -700,13 +751,20 @@ RlxGraph *rlx_read_rlxg(const char *path) {
      * NUL would silently truncate names: JSON has no place for it anyway. */
     const char *nul = memchr(text, 0, text_len);
     if (nul) json_error(path, text, text_len, nul, text_base, "invalid JSON: NUL byte");
+    /* cJSON mallocs its tree: held against the memory limit while it lives */
+    int64_t held = json_tree_bound(text, text_len);
+    rlx_memory_reserve(held);
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, text_len, &end, 0);
-    if (!root) json_error(path, text, text_len, end, text_base, "invalid JSON");
+    if (!root) {
+        rlx_memory_reserve(-held);
+        json_error(path, text, text_len, end, text_base, "invalid JSON");
+    }
     size_t off = (size_t)(end - text);
     while (off < text_len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\n' || text[off] == '\r')) off++;
     if (off < text_len) {
         cJSON_Delete(root);
+        rlx_memory_reserve(-held);
         json_error(path, text, text_len, text + off, text_base, "invalid JSON: unexpected text after the top-level value");
     }
 
@@ -717,12 +775,14 @@ RlxGraph *rlx_read_rlxg(const char *path) {
         char msg[sizeof rlx_diag.msg];
         rlx_diag.jmp = outer;
         cJSON_Delete(root);
+        rlx_memory_reserve(-held);
         memcpy(msg, rlx_diag.msg, sizeof msg);
         rlx_error("%s", msg);
     }
     build_graph(&r, root);
     rlx_diag.jmp = outer;
     cJSON_Delete(root);
+    rlx_memory_reserve(-held);
     return r.g;
 }
 
@@ -787,11 +847,18 @@ static void put_data(RlxBuf *b, const RlxValue *v) {
     rlx_buf_put(b, "]", 1);
 }
 
+/* Beyond 2^53 a decimal string, which the reader takes where ops.def
+ * types the attribute i or ints (attr_int_string). */
+static void put_attr_int(RlxBuf *b, int64_t x) {
+    int big = x > (int64_t)TWO53 || x < -(int64_t)TWO53;
+    rlx_buf_printf(b, big ? "\"%lld\"" : "%lld", (long long)x);
+}
+
 static void put_attr(RlxBuf *b, const RlxGraph *g, const RlxAttr *a) {
     put_str(b, a->name);
     rlx_buf_put(b, ": ", 2);
     switch (a->kind) {
-    case RLX_A_INT: rlx_buf_printf(b, "%lld", (long long)a->i); break;
+    case RLX_A_INT: put_attr_int(b, a->i); break;
     case RLX_A_FLOAT: put_real(b, a->f, 0); break;
     case RLX_A_STRING: put_str(b, a->s); break;
     case RLX_A_DTYPE: put_str(b, rlx_dtype_name((int)a->i)); break;
@@ -800,7 +867,7 @@ static void put_attr(RlxBuf *b, const RlxGraph *g, const RlxAttr *a) {
         rlx_buf_put(b, "[", 1);
         for (int i = 0; i < a->n; i++) {
             if (i) rlx_buf_put(b, ", ", 2);
-            if (a->kind == RLX_A_INTS) rlx_buf_printf(b, "%lld", (long long)a->ints[i]);
+            if (a->kind == RLX_A_INTS) put_attr_int(b, a->ints[i]);
             else put_real(b, a->floats[i], 0);
         }
         rlx_buf_put(b, "]", 1);

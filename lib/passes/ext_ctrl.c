@@ -34,7 +34,6 @@
 
 #include "passes.h"
 
-#define MAX_EXPANDED_NODES (1 << 20)   /* what unrolling may add to one graph */
 #define MAX_WHILE_ITERATIONS (1 << 16) /* a Loop without a trip count */
 
 /* ---- building blocks: fresh values, constants, one-output nodes ---- */
@@ -73,8 +72,7 @@ static int const_bool(RlxGraph *g, const char *name, int x) {
 /* Adds a node with one output (a new value, or `out`), infers and folds it. */
 static int add_node(RlxGraph *g, const char *name, RlxOp op, int nin, const int *in, int out, const char *attr,
                     int64_t attr_value) {
-    if (g->nn >= MAX_EXPANDED_NODES) rlx_error("%s: unrolling control flow makes more than %d nodes", g->file,
-                                               MAX_EXPANDED_NODES);
+    rlx_check_node_count(g->file, g->nn + 1, "unrolling control flow makes");
     int o = out >= 0 ? out : new_value(g, name);
     int id = rlx_node_add(g, name, op, nin, in, 1, &o);
     g->v[o].producer = id;
@@ -191,8 +189,7 @@ static int *inline_body(RlxGraph *g, RlxGraph *body, const int *actual, const ch
     for (int k = 0; k < body->ninputs; k++) map[body->inputs[k]] = actual[k];
     for (int s = 0; s < body->norder; s++) {
         const RlxNode *bn = &body->n[body->order[s]];
-        if (g->nn >= MAX_EXPANDED_NODES)
-            rlx_error("%s: unrolling control flow makes more than %d nodes", g->file, MAX_EXPANDED_NODES);
+        rlx_check_node_count(g->file, g->nn + 1, "unrolling control flow makes");
         int *in = rlx_alloc(sizeof(int) * ((size_t)bn->nin + 1)), *out = rlx_alloc(sizeof(int) * ((size_t)bn->nout + 1));
         for (int k = 0; k < bn->nin; k++) in[k] = bn->in[k] < 0 ? -1 : body_value(g, body, map, bn->in[k], prefix);
         for (int k = 0; k < bn->nout; k++)
