@@ -365,7 +365,6 @@ int rlx_reduce_axes(const RlxGraph *g, int node, int rank, int mask[]) {
 
 void rlx_broadcast(const RlxGraph *g, int node, int first, int count, RlxShape *out) {
     out->rank = 0;
-    const char *acc = NULL;
     for (int k = first; k < first + count; k++) {
         const RlxValue *v = rlx_input(g, node, k);
         int r = v->rank > out->rank ? v->rank : out->rank;
@@ -374,12 +373,12 @@ void rlx_broadcast(const RlxGraph *g, int node, int first, int count, RlxShape *
             int ia = i - (r - out->rank), ib = i - (r - v->rank);
             int64_t a = ia >= 0 ? out->dims[ia] : 1, b = ib >= 0 ? v->dims[ib] : 1;
             if (a != b && a != 1 && b != 1)
-                rlx_node_error(g, node, "cannot broadcast %s with %s", acc ? acc : "[]", rlx_shape_str(v));
+                rlx_node_error(g, node, "cannot broadcast %s with %s",
+                               k > first ? rlx_dims_str(out->rank, out->dims) : "[]", rlx_shape_str(v));
             dims[i] = a == 1 ? b : a;
         }
         out->rank = r;
         memcpy(out->dims, dims, sizeof(int64_t) * (size_t)r);
-        acc = rlx_dims_str(out->rank, out->dims);
     }
 }
 
@@ -1051,7 +1050,9 @@ static void infer_node(RlxGraph *g, int node) {
         v->rank = s->rank;
         memset(v->dims, 0, sizeof v->dims);
         memcpy(v->dims, s->dims, sizeof(int64_t) * (size_t)s->rank);
-        rlx_value_bytes(v);
+        if (!rlx_value_size_ok(v, NULL))
+            rlx_node_error(g, node, "output '%s' %s %s: its byte size overflows 64 bits", v->name,
+                           rlx_dtype_name(v->dtype), rlx_shape_str(v));
     }
 }
 
@@ -1063,7 +1064,9 @@ static void check_external(const RlxGraph *g, int vid, const char *what) {
     for (int i = 0; i < v->rank; i++)
         if (v->dims[i] < 0)
             rlx_error("%s: %s '%s' has a negative or unbound dimension %s", g->file, what, v->name, rlx_shape_str(v));
-    rlx_value_bytes(v);
+    if (!rlx_value_size_ok(v, NULL))
+        rlx_error("%s: %s '%s' %s %s: its byte size overflows 64 bits", g->file, what, v->name,
+                  rlx_dtype_name(v->dtype), rlx_shape_str(v));
 }
 
 static void check_outputs(const RlxGraph *g) {
@@ -1098,9 +1101,71 @@ void rlx_infer(RlxGraph *g) {
     check_outputs(g);
 }
 
+/* A thunk, like a fused region, takes at most 16 operands (RlxThunk.in), so
+ * a Sum, Max, Min or Mean of more inputs is cut into a chain first: its
+ * first 16 inputs go to a new node of the same op (Sum for a Mean), whose
+ * result replaces them, until 16 are left. The additions (comparisons)
+ * happen in the same order as in one node. A Mean becomes that Sum chain
+ * divided by its input count, rs_mean's own sum / n. The new nodes are
+ * inferred (and folded) here, as ext_ctrl.c's are; the next schedule pass
+ * places them. */
+#define MAX_VARIADIC 16
+
+static void split_variadic(RlxGraph *g, int node) {
+    RlxOp op = g->n[node].op;
+    if ((op != RLX_OP_SUM && op != RLX_OP_MAX && op != RLX_OP_MIN && op != RLX_OP_MEAN) ||
+        g->n[node].nin <= MAX_VARIADIC)
+        return;
+    int total = g->n[node].nin, pos = 0, prev = -1, part = 0;
+    RlxOp part_op = op == RLX_OP_MEAN ? RLX_OP_SUM : op;
+    const int *orig = g->n[node].in;   /* the node gets a new array at the end */
+    for (int i = 0; i < total; i++)
+        if (orig[i] < 0) rlx_node_error(g, node, "input %d must not be empty", i);
+    if (op == RLX_OP_MEAN) rlx_want_dtype(g, node, 0, T_FLOAT);
+    /* parts while more than one node's worth is left (a Mean: all of it) */
+    while (total - pos + (prev >= 0) > MAX_VARIADIC || (op == RLX_OP_MEAN && pos < total)) {
+        int in[MAX_VARIADIC], k = 0;
+        if (prev >= 0) in[k++] = prev;
+        while (k < MAX_VARIADIC && pos < total) in[k++] = orig[pos++];
+        const char *name = rlx_fmt("%s/part%d", g->n[node].name, part++);
+        int out = rlx_value_add(g, name);
+        int id = rlx_node_add(g, name, part_op, k, in, 1, &out);
+        g->v[out].producer = id;
+        rlx_attr_check(g, id);
+        rlx_infer_node(g, id);
+        prev = out;
+    }
+    RlxNode *n = &g->n[node];
+    int *in = rlx_alloc(sizeof(int) * (size_t)(total - pos + 2));
+    in[0] = prev;
+    memcpy(in + 1, orig + pos, sizeof(int) * (size_t)(total - pos));
+    n->in = in;
+    n->nin = 1 + total - pos;
+    if (op == RLX_OP_MEAN) {
+        /* the node becomes the division of the whole sum by the count */
+        double count = (double)total;
+        int c = rlx_value_add(g, rlx_fmt("%s/count", n->name));
+        RlxValue *cv = &g->v[c];
+        cv->dtype = g->v[prev].dtype;
+        cv->rank = 0;
+        cv->flags = RLX_V_WEIGHT;
+        uint8_t *bytes = rlx_alloc(8);
+        if (cv->dtype == RLX_F64) memcpy(bytes, &count, 8);
+        else if (cv->dtype == RLX_F32) { float f = (float)count; memcpy(bytes, &f, 4); }
+        else if (cv->dtype == RLX_F16) { uint16_t h = rlx_f32_to_f16((float)count); memcpy(bytes, &h, 2); }
+        else { uint16_t h = rlx_f32_to_bf16((float)count); memcpy(bytes, &h, 2); }
+        cv->data = bytes;
+        n = &g->n[node];
+        n->op = RLX_OP_DIV;
+        n->in[1] = c;
+        n->nin = 2;
+    }
+}
+
 /* Also called by ext_ctrl.c for the nodes it adds while expanding control
  * flow, whose inputs are inferred already. */
 void rlx_infer_node(RlxGraph *g, int node) {
+    split_variadic(g, node);
     infer_node(g, node);
     /* Weight-only work happens once, here: a node whose inputs are all
      * constants is evaluated now (so later shapes can depend on it, as

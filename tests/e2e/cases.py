@@ -1877,6 +1877,29 @@ def elementwise_chain_150(m, rng):
 
 
 @case
+def variadic_many_inputs(m, rng):
+    """Sum, Max and Mean of more inputs than one thunk or region takes (16),
+    with broadcasting: rlxc splits them into chains (it once wrote past the
+    thunk's 16 input slots and crashed)."""
+    xs = [m.inp("x%d" % i, randn(rng, *((3, 4) if i % 5 else (4,)))) for i in range(20)]
+    m.node("Sum", ["x%d" % i for i in range(20)], "s")
+    m.node("Max", ["x%d" % i for i in range(18)], "mx")
+    m.node("Mean", ["x%d" % i for i in range(17)], "mean")
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = (acc + x).astype(F32)
+    m.out("s", acc)
+    mx = xs[0]
+    for x in xs[1:18]:
+        mx = np.maximum(mx, x)
+    m.out("mx", np.broadcast_to(mx, (3, 4)).astype(F32))
+    acc = xs[0]
+    for x in xs[1:17]:
+        acc = (acc + x).astype(F32)
+    m.out("mean", (acc / F32(17)).astype(F32))
+
+
+@case
 def conv_residual_relu(m, rng):
     x = m.inp("x", randn(rng, 1, 4, 5, 5))
     w = m.weight("w", randn(rng, 4, 4, 3, 3) * 0.3)
