@@ -2,7 +2,8 @@
  *
  * The image is the 64-byte header of runtime_min/rlx_rt.h followed by the
  * data section, every weight at the offset the plan gave it (plan->woff),
- * zero bytes between. The model hash covers what the generated code bakes
+ * zero bytes between; the header ends with the data section's checksum
+ * (rlx_weights_checksum), which the runtime verifies when it loads it. The model hash covers what the generated code bakes
  * in: each live node's op, name and operand names, dtypes and shapes, and
  * every weight's offset and bytes; a weights file made for another model,
  * or for another version of this one, is refused by the runtime.
@@ -71,6 +72,7 @@ void rlx_weights_image(const RlxGraph *g, const RlxPlan *plan, RlxBuf *out, uint
         RLX_ASSERT(plan->woff[i] + n <= plan->weights_bytes);
         if (n) memcpy(img + RLX_WEIGHTS_HEADER + plan->woff[i], g->v[i].data, (size_t)n);
     }
+    put64(img + 40, rlx_weights_checksum(img + RLX_WEIGHTS_HEADER, (size_t)plan->weights_bytes));
     out->data = (char *)img;
     out->len = total;
     out->cap = total + 1;

@@ -5,21 +5,25 @@
  * The runtime:
  *   - owns the status codes (functions return them; nothing here exits);
  *   - allocates a model's arena once, in rlx_model_new, and nothing afterwards;
- *   - loads and validates the weights file (magic, version, model hash, sizes);
+ *   - loads and validates the weights file (magic, version, model hash, sizes,
+ *     the checksum of its data);
  *   - converts half-precision values (round to nearest even);
  *   - provides the kernel library (rk_*, rk_kernels.def) and scalar helpers
  *     (rlx_scalar.h) shared with the compiler, so that compile-time folding
  *     and run-time arithmetic agree.
  *
- * Weights file layout (all little-endian):
+ * Weights file layout, version 2 (all little-endian):
  *
- *   0        4        8                16               24               32       36         64
- *   +--------+--------+----------------+----------------+----------------+--------+----------+------
- *   | "RLXW" | ver u32| model hash u64 | data bytes u64 | data offset u64| n u32  | zero     | data
- *   +--------+--------+----------------+----------------+----------------+--------+----------+------
+ *   0        4        8                16               24               32       36       40             48     64
+ *   +--------+--------+----------------+----------------+----------------+--------+--------+--------------+------+------
+ *   | "RLXW" | ver u32| model hash u64 | data bytes u64 | data offset u64| n u32  | zero   | checksum u64 | zero | data
+ *   +--------+--------+----------------+----------------+----------------+--------+--------+--------------+------+------
  *
  * The data section starts at `data offset` (64) and holds every weight at the
- * 64-byte aligned offset that the generated code has baked in.
+ * 64-byte aligned offset that the generated code has baked in. `checksum` is
+ * rlx_weights_checksum of the data section (its `data bytes` bytes); a file
+ * whose data does not match it is refused with RLX_E_CHECKSUM. Version 1
+ * had no checksum (bytes 36-63 zero) and is refused with RLX_E_VERSION.
  */
 #ifndef RLX_RT_H
 #define RLX_RT_H
@@ -35,7 +39,7 @@ extern "C" {
 #endif
 
 #define RLX_WEIGHTS_MAGIC "RLXW"
-#define RLX_WEIGHTS_VERSION 1u
+#define RLX_WEIGHTS_VERSION 2u
 #define RLX_WEIGHTS_HEADER 64u
 #define RLX_ALIGN 64u
 #define RK_MAX_RANK 8
@@ -71,7 +75,8 @@ extern "C" {
     X(RLX_E_DEV_LOOPS, 26, "a kernel runs more loop iterations per invocation than this GPU runs correctly") \
     X(RLX_E_DEV_NOMEM, 27, "out of GPU memory") \
     X(RLX_E_GPU,      28, "a GPU API call failed") \
-    X(RLX_E_PTX_VERSION, 29, "the GPU driver is older than the model's PTX (update it, or build a cubin)")
+    X(RLX_E_PTX_VERSION, 29, "the GPU driver is older than the model's PTX (update it, or build a cubin)") \
+    X(RLX_E_CHECKSUM, 30, "weights data corrupted (checksum mismatch)")
 
 enum {
 #define X(id, code, msg) id = code,
@@ -230,12 +235,19 @@ int rlx_model_new(const rlx_model_info *info, rlx_model **out);
 /* Changes the thread count (reallocates scratch and threads); not while running. */
 int rlx_model_set_threads(rlx_model *m, int nthreads);
 void rlx_model_free(rlx_model *m);
-/* Reads and validates a weights file; on failure the model keeps no weights.
- * Built with RLX_NO_STDIO: always RLX_E_NOFILE (no file I/O at all). */
+/* Reads and validates a weights file; on failure the model keeps the
+ * weights it had (or none). Built with RLX_NO_STDIO: always RLX_E_NOFILE (no
+ * file I/O at all). */
 int rlx_load_weights_file(rlx_model *m, const char *path);
 /* Uses `buf` (a whole weights file image of `len` bytes) in place if its data
  * section is RLX_ALIGN-aligned, else copies it. The caller keeps `buf` alive. */
 int rlx_load_weights_buffer(rlx_model *m, const void *buf, size_t len);
+/* The same with flags: RLX_LOAD_NO_CHECKSUM skips the data checksum (for
+ * weights in storage that is already checked; bench/weights_load.c times
+ * both). The header checks always run. */
+#define RLX_LOAD_NO_CHECKSUM 1u
+int rlx_load_weights_file_flags(rlx_model *m, const char *path, unsigned flags);
+int rlx_load_weights_buffer_flags(rlx_model *m, const void *buf, size_t len, unsigned flags);
 /* Checks a weights image header against the model; RLX_OK or the status. */
 int rlx_check_weights_header(const rlx_model_info *info, const uint8_t *buf, size_t len);
 
@@ -244,6 +256,21 @@ int rlx_check_weights_header(const rlx_model_info *info, const uint8_t *buf, siz
  * rlx_isa_init. rlx_isa_name gives "portable", "avx2", "avx512" or "neon". */
 int rlx_isa_init(void);
 const char *rlx_isa_name(void);
+
+/* The checksum of a weights file's data section (rlx_rt.c says why it
+ * catches every flipped bit): 16 lanes of two 32-bit running sums over
+ * the data as 32-bit words, lane i % 16 for word i. rlx_sum_add takes the
+ * data in pieces whose sizes are multiples of RLX_SUM_BLOCK, but for the
+ * last, so a loader can sum each piece while it is in cache. */
+#define RLX_SUM_LANES 16
+#define RLX_SUM_BLOCK (4 * RLX_SUM_LANES)
+typedef struct {
+    uint32_t a[RLX_SUM_LANES], b[RLX_SUM_LANES];
+} rlx_sum;
+void rlx_sum_init(rlx_sum *s);
+void rlx_sum_add(rlx_sum *s, const void *data, size_t n);
+uint64_t rlx_sum_end(const rlx_sum *s);
+uint64_t rlx_weights_checksum(const void *data, size_t n);   /* init + add + end */
 
 /* Half precision: exact widening; narrowing rounds to nearest even, keeps
  * NaN a quiet NaN (its payload's top bits) and the sign of zero and inf.

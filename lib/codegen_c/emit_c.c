@@ -533,7 +533,7 @@ void rlx_emit_model_header(const RlxGraph *g, const RlxPlan *plan, const char *N
     rlx_emit(h, "/* Allocates the model and its arena; RLX_OK or a status. */");
     rlx_emit(h, "int %s_init(rlx_model **m);", N);
     rlx_emit(h, "/* Loads %s.weights (or another path); a distinct status for a missing,", N);
-    rlx_emit(h, " * truncated, other-version or other-model file. */");
+    rlx_emit(h, " * truncated, other-version, other-model or corrupted (checksum) file. */");
     rlx_emit(h, "int %s_load_weights(rlx_model *m, const char *path);", N);
     rlx_emit(h, "/* Uses a weights file image already in memory (kept alive by the caller). */");
     rlx_emit(h, "int %s_load_weights_buffer(rlx_model *m, const void *buf, size_t len);", N);

@@ -4,7 +4,9 @@
  * weights_status.sh (y = x * w + b, x:[2,3], w:[3], b:[1]) and runtime_min.
  * argv names the weights files the script prepared: the right one, a
  * truncated copy, a header-only cut, a copy with another version, the
- * weights of another model, and one with bad magic. Each check prints
+ * weights of another model, one with bad magic, and one with a bit of w[1]
+ * flipped (its second byte's bit 3: 0xc0000000 -> 0xc0000800, -2 becomes
+ * -2.00048828125 = -2 * (1 + 2^-12)). Each check prints
  * "ok NAME" or "FAIL NAME: ..."; the script counts them. Expected outputs are
  * computed here by hand from the weights written in the script, not taken
  * from a run.
@@ -76,12 +78,12 @@ static unsigned char *read_all(const char *path, size_t *len) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 7) {
-        fprintf(stderr, "usage: %s RIGHT TRUNCATED HEADER_CUT BADVERSION OTHER BADMAGIC\n", argv[0]);
+    if (argc != 8) {
+        fprintf(stderr, "usage: %s RIGHT TRUNCATED HEADER_CUT BADVERSION OTHER BADMAGIC FLIPPED\n", argv[0]);
         return 2;
     }
     const char *right = argv[1], *truncated = argv[2], *header_cut = argv[3], *badver = argv[4],
-               *other = argv[5], *badmagic = argv[6];
+               *other = argv[5], *badmagic = argv[6], *flipped = argv[7];
 
     /* The info table describes the model as written in the .rlxg. */
     expect("info: name", tiny_info.name && strcmp(tiny_info.name, "tiny") == 0, "name is not \"tiny\"");
@@ -107,7 +109,7 @@ int main(int argc, char **argv) {
         printf("FAIL init: no model\n");
         return 1;
     }
-    int seen[7];
+    int seen[8];
     float y[6];
     const void *in[1] = {x_in};
     void *out[1] = {y};
@@ -118,14 +120,24 @@ int main(int argc, char **argv) {
     expect_status("other version", seen[3] = tiny_load_weights(m, badver), RLX_E_VERSION);
     expect_status("other model", seen[4] = tiny_load_weights(m, other), RLX_E_MODEL);
     expect_status("bad magic", seen[5] = tiny_load_weights(m, badmagic), RLX_E_MAGIC);
+    expect_status("flipped data bit", seen[7] = tiny_load_weights(m, flipped), RLX_E_CHECKSUM);
     expect_status("still not loaded after failures", tiny_run(m, in, out), RLX_E_STATE);
     expect_status("right file", seen[6] = tiny_load_weights(m, right), RLX_OK);
     expect_result("from file", m);
+    expect_status("flipped bit after a good load", tiny_load_weights(m, flipped), RLX_E_CHECKSUM);
+    expect_result("good weights kept after a refused load", m);
     int distinct = 1;
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
         for (int j = 0; j < i; j++)
             if (seen[i] == seen[j]) distinct = 0;
     expect("each failure has its own status", distinct, "two cases returned the same status");
+    /* Without the checksum the flipped file loads, and its w[1] is used (all exact in f32):
+     * y[1] = 2 * -2.00048828125 + 0.25 = -3.7509765625, y[4] = 5 * -2.00048828125 + 0.25 = -9.75244140625. */
+    expect_status("flipped, RLX_LOAD_NO_CHECKSUM", rlx_load_weights_file_flags(m, flipped, RLX_LOAD_NO_CHECKSUM),
+                  RLX_OK);
+    expect_status("flipped, unchecked: run", tiny_run(m, in, out), RLX_OK);
+    expect("flipped, unchecked: the flipped weight is used", y[1] == -3.7509765625f && y[4] == -9.75244140625f,
+           "y[1] or y[4] not from w[1] = -2.00048828125");
     tiny_free(m);
 
     /* From a caller's buffer: misaligned (copied), aligned (borrowed), and
@@ -143,6 +155,11 @@ int main(int argc, char **argv) {
         expect_status("buffer: misaligned", tiny_load_weights_buffer(m, misaligned, len), RLX_OK);
         memset(misaligned, 0, len);   /* the model must have kept its own copy */
         expect_result("buffer: misaligned", m);
+        memcpy(misaligned, img, len);
+        misaligned[RLX_WEIGHTS_HEADER + 5] ^= 0x08;
+        expect_status("buffer: flipped bit, misaligned (copied)", tiny_load_weights_buffer(m, misaligned, len),
+                      RLX_E_CHECKSUM);
+        expect_result("buffer: misaligned copy kept after the refused one", m);
         tiny_free(m);
 
         m = NULL;
@@ -159,6 +176,9 @@ int main(int argc, char **argv) {
         aligned[9] ^= 1;   /* a bit of the model hash */
         expect_status("buffer: other hash", tiny_load_weights_buffer(m, aligned, len), RLX_E_MODEL);
         aligned[9] ^= 1;
+        aligned[RLX_WEIGHTS_HEADER + 5] ^= 0x08;   /* the bit of w[1] the script flips */
+        expect_status("buffer: flipped data bit", tiny_load_weights_buffer(m, aligned, len), RLX_E_CHECKSUM);
+        aligned[RLX_WEIGHTS_HEADER + 5] ^= 0x08;
         expect_status("buffer: NULL model", tiny_load_weights_buffer(NULL, aligned, len), RLX_E_ARG);
         expect_status("buffer: aligned", tiny_load_weights_buffer(m, aligned, len), RLX_OK);
         expect_result("buffer: aligned", m);

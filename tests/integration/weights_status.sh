@@ -2,12 +2,13 @@
 # weights_status.sh - the generated API's status codes for good and bad weights.
 #
 # Compiles a tiny pure-JSON model (y = x * w + b) with rlxc, makes damaged
-# copies of its weights file (data cut, header cut, version changed, magic
-# changed) plus the weights of a second model that differs only in its weight
-# values, then builds weights_status.c against the generated code and
-# the runtime library (build/librlxrt.a) with gcc and with clang; that
-# program checks each status (NOFILE, TRUNCATED, VERSION,
-# MODEL, MAGIC, STATE, OK) and the hand-computed result.
+# copies of its weights file (data cut, header cut, version changed to the
+# previous format's 1, magic changed, one bit of tensor data flipped) plus
+# the weights of a second model that differs only in its weight values,
+# then builds weights_status.c against the generated code and the runtime
+# library (build/librlxrt.a) with gcc and with clang; that program checks
+# each status (NOFILE, TRUNCATED, VERSION, MODEL, MAGIC, CHECKSUM, STATE, OK)
+# and the hand-computed result.
 source "$(dirname "$0")/../tools/testlib.sh"
 need_rlxc
 
@@ -38,7 +39,11 @@ size=$(stat -c %s "$W")
 head -c $((size - 4)) "$W" >"$TMP/truncated.weights"
 head -c 10 "$W" >"$TMP/header_cut.weights"
 cp "$W" "$TMP/badver.weights"
-printf '\x02' | dd of="$TMP/badver.weights" bs=1 seek=4 conv=notrunc status=none
+printf '\x01' | dd of="$TMP/badver.weights" bs=1 seek=4 conv=notrunc status=none
+# bit 3 of the second byte of w[1] (-2.0f): data offset 64, w at 0, element 1 at 4
+$PY -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[64 + 5] ^= 0x08; open(sys.argv[2], 'wb').write(b)" \
+    "$W" "$TMP/flipped.weights"
+if cmp -s "$W" "$TMP/flipped.weights"; then fail "bit flipped" "the copy is unchanged"; else pass "bit flipped"; fi
 cp "$W" "$TMP/badmagic.weights"
 printf 'X' | dd of="$TMP/badmagic.weights" bs=1 seek=0 conv=notrunc status=none
 if cmp -s "$W" "$TMP/b/m.weights"; then
@@ -59,7 +64,7 @@ for cc in gcc clang; do
         continue
     fi
     out=$("$exe" "$W" "$TMP/truncated.weights" "$TMP/header_cut.weights" "$TMP/badver.weights" \
-        "$TMP/b/m.weights" "$TMP/badmagic.weights" 2>&1)
+        "$TMP/b/m.weights" "$TMP/badmagic.weights" "$TMP/flipped.weights" 2>&1)
     rc=$?
     while IFS= read -r line; do
         case $line in
