@@ -3,6 +3,7 @@
 #   make            build build/rlxc and the runtime library build/librlxrt.a
 #   make test       the whole test suite (tests/run_all.sh), closing line "N passed, N failed"
 #   make demo       compile, build and run the bundled example model
+#   make fuzz FUZZ_SECONDS=N   build the libFuzzer targets (tests/fuzz/) and run each N seconds
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #   make clean
 
@@ -142,6 +143,50 @@ test: all unit
 demo: all
 	bash examples/demo.sh
 
+# ---- fuzzing (tests/fuzz/, docs/robustness.md) ----
+# The library and runtime built again with clang, ASan, UBSan and libFuzzer's
+# coverage (a sub-make with its own B, so nothing mixes with build/), and one
+# libFuzzer binary per tests/fuzz/fuzz_*.c. The weights target links the
+# code rlxc generates for examples/shapes.rlxg. `make fuzz FUZZ_SECONDS=N`
+# runs each target N seconds over its committed seeds and regression inputs,
+# adding what it finds to build/fuzz/corpus/TARGET.
+FUZZ_CC      ?= clang-14
+FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS   = -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_SECONDS ?= 60
+FB            = $(B)/fuzz
+FUZZ_TARGETS  = $(sort $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FB)/fuzz_%)
+FUZZ_LIBS     = $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(SPIRV_LIBS) -lm -ldl -pthread
+
+fuzz-lib:
+	@$(MAKE) --no-print-directory B=$(FB)/lib CC=$(FUZZ_CC) CFLAGS="$(FUZZ_CFLAGS)" $(FB)/lib/librlx.a
+
+$(FB)/model/fuzzmodel.c: examples/shapes.rlxg $(B)/rlxc
+	@mkdir -p $(dir $@)
+	$(B)/rlxc $< -o $@ -n fuzzmodel
+
+$(FB)/fuzz_weights: tests/fuzz/fuzz_weights.c $(FB)/model/fuzzmodel.c $(FB)/lib/librlx.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iruntime_min -I$(FB)/model $< $(FB)/model/fuzzmodel.c \
+		$(FB)/lib/librlx.a -o $@ $(FUZZ_LIBS)
+
+$(FB)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FB)/lib/librlx.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Ilib -Iruntime_min $< $(FB)/lib/librlx.a -o $@ $(FUZZ_LIBS)
+
+$(FB)/lib/librlx.a: fuzz-lib ;
+
+fuzz-build: fuzz-lib $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FB)/corpus/$$t $(FB)/artifacts/$$t tests/fuzz/corpus/$$t tests/fuzz/regress/$$t; \
+		dict=; [ -f tests/fuzz/$$t.dict ] && dict=-dict=tests/fuzz/$$t.dict; \
+		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+		$(FB)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
+			$$dict -artifact_prefix=$(FB)/artifacts/$$t/ $(FB)/corpus/$$t tests/fuzz/corpus/$$t \
+			tests/fuzz/regress/$$t || exit 1; \
+	done
+
 # Installed: rlxc, the runtime library, its headers (include/rlxrt, what
 # generated code includes), a pkg-config file, the man page, and the runtime's
 # sources with the library's key (share/rlxc), from which rlxc builds
@@ -164,5 +209,5 @@ install: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all unit test demo install clean
+.PHONY: all unit test demo install clean fuzz fuzz-lib fuzz-build
 .DELETE_ON_ERROR:

@@ -8,7 +8,7 @@
 set -euo pipefail
 
 PACKAGES="
-build-essential clang make pkg-config
+build-essential clang clang-14 libclang-rt-14-dev make pkg-config
 libcjson-dev libcriterion-dev libclang-dev
 python3-numpy valgrind libopenblas-dev man-db
 libonnx-dev libprotobuf-c-dev protobuf-c-compiler libonnx-testdata

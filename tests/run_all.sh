@@ -10,8 +10,9 @@
 # target against the C target: per-kernel cases and the zoo, which
 # tests/zoo/run.sh exported), tests/conformance/run_gpu.sh (the node tests
 # on the spirv target), tests/cross/run.sh (AArch64 under qemu),
-# tests/cortexm/run.sh (Cortex-M4F builds, run under qemu), then each
-# tests/integration/*.sh, then the cuda target through the CPU shim:
+# tests/cortexm/run.sh (Cortex-M4F builds, run under qemu),
+# tests/fuzz/run.sh (the fuzz targets' replay and a short fuzz run), then
+# each tests/integration/*.sh, then the cuda target through the CPU shim:
 # tests/shim/run.sh, tests/gpu/run.sh cuda and tests/conformance/run_gpu.sh
 # cuda (each one "skip" line where the CUDA toolkit's NVRTC is missing), then
 # the msl target through the MSL shim: tests/shim/msl/run.sh, tests/gpu/run.sh
@@ -125,7 +126,7 @@ done
 
 # 2. Scripted suites; each must exist.
 for script in tests/malformed/run.sh tests/malformed_onnx/run.sh tests/e2e/run.sh tests/conformance/run.sh tests/zoo/run.sh \
-    tests/gpu/run.sh tests/conformance/run_gpu.sh tests/cross/run.sh tests/cortexm/run.sh tests/integration/*.sh; do
+    tests/gpu/run.sh tests/conformance/run_gpu.sh tests/cross/run.sh tests/cortexm/run.sh tests/fuzz/run.sh tests/integration/*.sh; do
     kind=plain
     case $script in tests/conformance/run*.sh) kind=floor ;; esac
     if [ -f "$script" ]; then run_suite "${script#tests/}" $kind bash "$script"
