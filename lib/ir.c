@@ -20,6 +20,21 @@ typedef struct Block {
 static Block *blocks;
 #define BLOCK_SIZE (1u << 20)
 
+/* Under AddressSanitizer every allocation is a block of its own, exactly
+ * its size, so that ASan's redzones sit at the end of each one: carved from
+ * shared blocks, a write past an allocation lands in the next one unseen
+ * (patterns.c once wrote past its use counts into folded weights). */
+#if defined(__SANITIZE_ADDRESS__)
+#define ARENA_PER_ALLOCATION 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARENA_PER_ALLOCATION 1
+#endif
+#endif
+#ifndef ARENA_PER_ALLOCATION
+#define ARENA_PER_ALLOCATION 0
+#endif
+
 RlxLimits rlx_limits = {0, RLX_DEFAULT_MAX_NODES, NULL};
 static int64_t held;   /* bytes of the blocks, plus what rlx_memory_reserve added */
 
@@ -48,7 +63,8 @@ void rlx_check_node_count(const char *file, int64_t nodes, const char *what) {
 void *rlx_alloc(size_t n) {
     size_t need = (n + 15) & ~(size_t)15;
     if (need < n || need > (size_t)INT64_MAX - sizeof(Block)) out_of_memory();
-    if (need > BLOCK_SIZE / 4) {
+    if (ARENA_PER_ALLOCATION) need = n ? n : 1;
+    if (need > BLOCK_SIZE / 4 || ARENA_PER_ALLOCATION) {
         rlx_memory_reserve((int64_t)(sizeof(Block) + need));
         Block *b = calloc(1, sizeof(Block) + need);
         if (!b) out_of_memory();

@@ -26,10 +26,19 @@ typedef struct {
     RlxGraph *g;
     int *nuse;       /* live readers of each value */
     int *reader;     /* one reader (the only one when nuse == 1) */
+    int cap;         /* entries of both: rewrites add values, so it grows */
 } Pat;
 
 static void count_uses(Pat *P) {
     RlxGraph *g = P->g;
+    if (g->nv > P->cap) {
+        /* the arrays once kept their first size, and counting the values a
+         * Conv + BatchNormalization fold added wrote past them, over the
+         * folded weights allocated next */
+        P->cap = 2 * g->nv;
+        P->nuse = rlx_alloc(sizeof(int) * (size_t)P->cap);
+        P->reader = rlx_alloc(sizeof(int) * (size_t)P->cap);
+    }
     memset(P->nuse, 0, sizeof(int) * (size_t)g->nv);
     for (int i = 0; i < g->nn; i++) {
         if (g->n[i].dead) continue;
@@ -315,7 +324,7 @@ static int match_softmax(Pat *P, int ex) {
 }
 
 void rlx_fuse_patterns(RlxGraph *g) {
-    Pat P = {g, rlx_alloc(sizeof(int) * (size_t)(g->nv + 1)), rlx_alloc(sizeof(int) * (size_t)(g->nv + 1))};
+    Pat P = {g, NULL, NULL, 0};
     int changed = 1;
     while (changed) {
         changed = 0;
