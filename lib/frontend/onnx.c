@@ -1161,8 +1161,10 @@ static void old_broadcast(Reader *r, int i, int row, Attr *at, int nat, int *in,
     if (nin != 2 || in[0] < 0 || in[1] < 0) return;   /* the arity check names it */
     const RlxValue *a = &r->g->v[in[0]], *b = &r->g->v[in[1]];
     if (!bc) {
-        /* equal shapes, where NumPy broadcasting agrees; checked when known */
-        int known = (a->flags & (RLX_V_INPUT | RLX_V_WEIGHT)) && (b->flags & (RLX_V_INPUT | RLX_V_WEIGHT));
+        /* equal shapes, where NumPy broadcasting agrees; checked when known
+         * (a subgraph's formal inputs have no shape yet: rank -1) */
+        int known = (a->flags & (RLX_V_INPUT | RLX_V_WEIGHT)) && (b->flags & (RLX_V_INPUT | RLX_V_WEIGHT)) &&
+                    a->rank >= 0 && b->rank >= 0;
         if (known && (a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank)))
             node_err(r, i, rlx_fmt("%s without broadcast=1 needs inputs of equal shapes, got %s and %s", ver,
                                    rlx_shape_str(a), rlx_shape_str(b)));
