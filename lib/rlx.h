@@ -171,7 +171,13 @@ typedef struct RlxGraph {
     int *order, norder;           /* schedule: node ids (schedule pass) */
     RlxDecl *output_decl;         /* per g->outputs[i], or NULL (set by the .rlxg reader) */
     RlxNames value_ids;           /* name -> value id (rlx_value_add keeps it) */
+    int64_t fold_work;            /* constant folding's work so far (fold.c's budget) */
+    struct RlxFoldScratch *fold_scratch;   /* fold.c's per-value arrays, reused */
 } RlxGraph;
+typedef struct RlxFoldScratch {
+    int64_t *off, *woff;          /* all -1 between folds */
+    int cap;
+} RlxFoldScratch;
 
 RlxGraph *rlx_graph_new(const char *file);
 int rlx_value_find(const RlxGraph *g, const char *name);           /* -1 if none */

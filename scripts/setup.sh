@@ -10,7 +10,7 @@ set -euo pipefail
 PACKAGES="
 build-essential clang clang-14 libclang-rt-14-dev make pkg-config
 libcjson-dev libcriterion-dev libclang-dev
-python3-numpy valgrind libopenblas-dev man-db
+python3-numpy valgrind libopenblas-dev man-db time
 libonnx-dev libprotobuf-c-dev protobuf-c-compiler libonnx-testdata
 python3-onnx python3-torch python3-torchvision
 libshaderc-dev glslang-dev glslc spirv-tools glslang-tools

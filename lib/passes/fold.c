@@ -25,6 +25,70 @@
  * ConstantOfShape into a huge weight would bloat the weights file. */
 #define FOLD_MAX_BYTES (16 << 20)
 
+/* And so does a node whose evaluation is too much work for a compiler: a
+ * few bytes of a model can make a Conv of constants with a kernel of half a
+ * million channels over a padded plane, hours of folding. fold_work bounds
+ * a node's work in multiply-adds (or element steps); one node may take
+ * FOLD_MAX_WORK (~0.1 s of the portable kernels), a graph FOLD_TOTAL_WORK
+ * (g->fold_work counts it) and then only folds of linear work go on, which
+ * the memory limit bounds: shape arithmetic keeps folding. */
+#define FOLD_MAX_WORK ((int64_t)1 << 26)
+#define FOLD_TOTAL_WORK ((int64_t)1 << 30)
+
+static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
+static int64_t sat_mul(int64_t a, int64_t b) { return a && b > INT64_MAX / a ? INT64_MAX : a * b; }
+
+static int64_t numel_of(const RlxGraph *g, int v) { return v >= 0 ? rlx_value_numel(&g->v[v]) : 0; }
+
+/* Elements read and written, plus the products of the ops that do more
+ * than a constant amount of work per element. Every operand's size is known
+ * (and fits in 64 bits) when folding is considered. */
+static int64_t fold_work(const RlxGraph *g, int node, int *linear) {
+    const RlxNode *n = &g->n[node];
+    int64_t in = 0, out = 0;
+    for (int i = 0; i < n->nin; i++) in = sat_add(in, numel_of(g, n->in[i]));
+    for (int i = 0; i < n->nout; i++) out = sat_add(out, numel_of(g, n->out[i]));
+    int64_t extra = 0;
+    const RlxValue *a = n->nin > 0 && n->in[0] >= 0 ? &g->v[n->in[0]] : NULL;
+    const RlxValue *w = n->nin > 1 && n->in[1] >= 0 ? &g->v[n->in[1]] : NULL;
+    switch (n->op) {
+    case RLX_OP_MATMUL: case RLX_OP_MATMULINTEGER: case RLX_OP_QLINEARMATMUL: case RLX_OP_GEMM:
+        /* each output element is a dot product over A's inner dim (at most A's largest dim) */
+        for (int d = 0; a && d < a->rank; d++) extra = a->dims[d] > extra ? a->dims[d] : extra;
+        extra = sat_mul(out, extra);
+        break;
+    case RLX_OP_CONV: case RLX_OP_CONVINTEGER: case RLX_OP_QLINEARCONV: case RLX_OP_CONVTRANSPOSE: {
+        const RlxValue *k = n->op == RLX_OP_QLINEARCONV ? (n->nin > 3 && n->in[3] >= 0 ? &g->v[n->in[3]] : NULL) : w;
+        int64_t per = k && k->rank > 0 && k->dims[0] ? rlx_value_numel(k) / k->dims[0] : 1;
+        extra = sat_mul(n->op == RLX_OP_CONVTRANSPOSE ? in : out, per);
+        break;
+    }
+    case RLX_OP_MAXPOOL: case RLX_OP_AVERAGEPOOL: case RLX_OP_LPPOOL: {
+        const RlxAttr *ks = rlx_attr_get(n, "kernel_shape");
+        int64_t k = 1;
+        for (int i = 0; ks && ks->kind == RLX_A_INTS && i < ks->n; i++) k = sat_mul(k, ks->ints[i] > 0 ? ks->ints[i] : 1);
+        extra = sat_mul(out, k);
+        break;
+    }
+    case RLX_OP_LRN: extra = sat_mul(out, rlx_attr_i(n, "size", 1) > 0 ? rlx_attr_i(n, "size", 1) : 1); break;
+    case RLX_OP_RNN: case RLX_OP_GRU: case RLX_OP_LSTM: {
+        /* every step multiplies W and R (inputs 1 and 2) once per batch entry */
+        int64_t steps = a && a->rank >= 2 ? sat_mul(a->dims[0], a->dims[1]) : 1;
+        extra = sat_mul(steps, sat_add(numel_of(g, n->in[1]), n->nin > 2 ? numel_of(g, n->in[2]) : 0));
+        break;
+    }
+    case RLX_OP_EINSUM: case RLX_OP_DET: case RLX_OP_DFT: case RLX_OP_STFT: case RLX_OP_NONMAXSUPPRESSION:
+    case RLX_OP_UNIQUE: case RLX_OP_MELWEIGHTMATRIX: case RLX_OP_ROIALIGN: case RLX_OP_TFIDF:
+    case RLX_OP_TOPK:
+        /* no closer bound kept here: in^2 * out bounds each of them */
+        extra = sat_mul(sat_mul(in, in), out > 0 ? out : 1);
+        break;
+    default: break;
+    }
+    *linear = extra == 0;
+    return sat_add(sat_add(in, out), extra);
+}
+
 typedef enum { V_F, V_D, V_I, V_U, V_B } Kind;
 typedef struct {
     Kind k;
@@ -471,12 +535,27 @@ int rlx_fold_node(RlxGraph *g, int node) {
         out_bytes += rlx_align64(rlx_value_bytes(&g->v[n->out[i]]));
         if (out_bytes > FOLD_MAX_BYTES) return 0;
     }
-    /* a private plan: inputs packed as weights, outputs packed in an arena */
+    int linear;
+    int64_t work = fold_work(g, node, &linear);
+    if (!linear && (work > FOLD_MAX_WORK || g->fold_work > FOLD_TOTAL_WORK - work)) return 0;
+    g->fold_work = sat_add(g->fold_work, work);
+    /* a private plan: inputs packed as weights, outputs packed in an arena.
+     * Its per-value arrays are the graph's fold scratch, kept all -1 between
+     * folds: fresh arrays of g->nv entries per fold cost O(values) each, and
+     * a loop unrolled into 65536 folded nodes asked for tens of GB. */
+    RlxFoldScratch *fs = g->fold_scratch;
+    if (!fs || fs->cap < g->nv) {
+        fs = rlx_alloc(sizeof *fs);
+        fs->cap = 2 * g->nv + 16;
+        fs->off = rlx_alloc(sizeof(int64_t) * (size_t)fs->cap);
+        fs->woff = rlx_alloc(sizeof(int64_t) * (size_t)fs->cap);
+        for (int i = 0; i < fs->cap; i++) fs->off[i] = fs->woff[i] = -1;
+        g->fold_scratch = fs;
+    }
     RlxPlan plan;
     memset(&plan, 0, sizeof plan);
-    plan.off = rlx_alloc(sizeof(int64_t) * (size_t)g->nv);
-    plan.woff = rlx_alloc(sizeof(int64_t) * (size_t)g->nv);
-    for (int i = 0; i < g->nv; i++) plan.off[i] = plan.woff[i] = -1;
+    plan.off = fs->off;
+    plan.woff = fs->woff;
     int64_t wbytes = 0, abytes = 0;
     for (int i = 0; i < n->nin; i++) {
         int v = n->in[i];
@@ -495,19 +574,28 @@ int rlx_fold_node(RlxGraph *g, int node) {
         int v = n->in[i];
         if (v >= 0) memcpy(W + plan.woff[v], g->v[v].data, (size_t)rlx_value_bytes(&g->v[v]));
     }
+    /* room for a node's few thunks: rlx_thunk_new's first growth is to 64
+     * (77 KB), once per folded node */
     RlxThunkList tl = {0};
+    tl.cap = 4;
+    tl.t = rlx_alloc(sizeof(RlxThunk) * (size_t)tl.cap);
     rlx_lower_node(g, &plan, &tl, node);
     rlx_c_select(g, &plan, &tl);
     int st = rlx_exec_thunks(g, &tl, A, W);
-    if (st) rlx_node_error(g, node, "evaluating this constant node failed: %s", rlx_status_str(st));
     n = &g->n[node];
     for (int i = 0; i < n->nout; i++) {
         int v = n->out[i];
-        if (v < 0) continue;
+        if (v < 0 || st) continue;
         g->v[v].data = A + plan.off[v];
         g->v[v].flags |= RLX_V_WEIGHT;
         g->v[v].producer = -1;
     }
+    /* the scratch back to all -1 for the next fold */
+    for (int i = 0; i < n->nin; i++)
+        if (n->in[i] >= 0) fs->woff[n->in[i]] = -1;
+    for (int i = 0; i < n->nout; i++)
+        if (n->out[i] >= 0) fs->off[n->out[i]] = -1;
+    if (st) rlx_node_error(g, node, "evaluating this constant node failed: %s", rlx_status_str(st));
     n->dead = 1;
     return 1;
 }

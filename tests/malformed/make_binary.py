@@ -52,10 +52,27 @@ def cases():
     yield "negative_length.rlxg", container(graph([f32w("a", 1, 0, length=-4)], ["a"]), b"\0" * 16)
 
 
+def big_cases():
+    """Resource limits (docs/robustness.md): tiny or simple files that would
+    make rlxc use too much memory or time; each must fail fast."""
+    n = 70000
+    nodes = [{"name": "r%d" % i, "op": "Relu", "inputs": ["v%d" % i], "outputs": ["v%d" % (i + 1)]} for i in range(n)]
+    yield "too_many_nodes.rlxg", json.dumps({"rlxg": 1, "inputs": [{"name": "v0", "dtype": "f32", "shape": [4]}],
+                                            "outputs": [{"name": "v%d" % n}], "nodes": nodes}).encode()
+    # 40 folded 16 MB constants (a ConstantOfShape, then Adds of it): more than the 512 MiB memory limit
+    big = 4 * 1024 * 1024
+    nodes = [{"name": "c", "op": "ConstantOfShape", "inputs": ["shape"], "outputs": ["a0"]}]
+    nodes += [{"name": "add%d" % i, "op": "Add", "inputs": ["a%d" % i, "a0"], "outputs": ["a%d" % (i + 1)]}
+              for i in range(40)]
+    yield "fold_memory.rlxg", json.dumps({"rlxg": 1, "outputs": [{"name": "a40"}], "nodes": nodes,
+                                          "weights": [{"name": "shape", "dtype": "i64", "shape": [1],
+                                                       "data": [big]}]}).encode()
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, data in cases():
+    for name, data in list(cases()) + list(big_cases()):
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
 

@@ -165,3 +165,41 @@ save("legacy_broadcast_rank.onnx", model([h.make_node("MatMul", ["x", "x"], ["a"
 bn = [nh.from_array(np.ones(3, np.float32), n) for n in ["s", "b", "m", "v"]]
 save("is_test_zero.onnx", model([h.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn", is_test=0)],
                                 [vi("x", [1, 3, 2])], [vi("y", None)], bn, opset=6))
+
+# ---- resource limits (docs/robustness.md): each fails fast, within the runner's 10 s and 1 GB ----
+# a Loop of 10^9 iterations: unrolling stops at --max-nodes (65536)
+body = h.make_graph([h.make_node("Add", ["y_in", "one"], ["y_out"]), h.make_node("Identity", ["c_in"], ["c_out"])],
+                    "body", [vi("i", [], T.INT64), vi("c_in", [], T.BOOL), vi("y_in", [])],
+                    [vi("c_out", [], T.BOOL), vi("y_out", [])], [nh.from_array(np.float32(1), "one")])
+save("loop_unroll_limit.onnx", model([h.make_node("Loop", ["M", "", "y0"], ["y"], name="L", body=body)], [],
+                                     [vi("y", None)], [nh.from_array(np.int64(10 ** 9), "M"),
+                                                       nh.from_array(np.float32(0), "y0")]))
+# every iteration folds a 16 MB ConstantOfShape and a 16 MB Add: the memory limit (512 MiB here) stops it
+big = 4 * 1024 * 1024
+body = h.make_graph([h.make_node("ConstantOfShape", ["shp"], ["big"], value=nh.from_array(np.array([1], np.float32))),
+                     h.make_node("Add", ["big", "y_in"], ["y_out"]), h.make_node("Identity", ["c_in"], ["c_out"])],
+                    "body", [vi("i", [], T.INT64), vi("c_in", [], T.BOOL), vi("y_in", [])],
+                    [vi("c_out", [], T.BOOL), vi("y_out", [big])], [nh.from_array(np.array([big], np.int64), "shp")])
+save("loop_fold_memory.onnx", model([h.make_node("Loop", ["M", "", "y0"], ["y"], name="L", body=body)], [],
+                                    [vi("y", None)], [nh.from_array(np.int64(1000), "M"),
+                                                      nh.from_array(np.float32(0), "y0")]))
+# 70000 nodes in a 2 MB file: more than --max-nodes
+n = 70000
+save("too_many_nodes.onnx", model([h.make_node("Relu", ["v%d" % i], ["v%d" % (i + 1)], name="r%d" % i) for i in range(n)],
+                                  [vi("v0", [4])], [vi("v%d" % n, [4])]))
+
+
+def field(num, payload):
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+
+
+# 8M empty NodeProtos, 2 bytes each on the wire and over 100 unpacked: refused before protobuf-c mallocs
+graph = b"\x0a\x00" * (8 * 1024 * 1024)
+save("empty_nodes_unpack.onnx", b"\x08\x08" + field(8, b"\x10\x0d") + field(7, graph))
+# a Transpose with a perm of 10^7 zeros (10 MB of packed varints, 80 MB unpacked): read, and refused by
+# inference in one line
+node = field(1, b"x") + field(2, b"y") + field(3, b"t") + field(4, b"Transpose") + \
+    field(5, field(1, b"perm") + field(8, b"\x00" * 10 ** 7) + b"\xa0\x01\x07")
+tensor_type = field(1, b"\x08\x01" + field(2, field(1, b"\x08\x02") + field(1, b"\x08\x03")))
+graph = field(1, node) + field(11, field(1, b"x") + field(2, tensor_type)) + field(12, field(1, b"y"))
+save("huge_ints_attr.onnx", b"\x08\x08" + field(8, b"\x10\x0d") + field(7, graph))
