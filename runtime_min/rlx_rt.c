@@ -110,6 +110,12 @@ int rlx_model_new(const rlx_model_info *info, rlx_model **out) {
     m->info = info;
     m->ctx.nthreads = 1;
     void *base = NULL;
+    /* sizes are uint64 in the model: one that size_t (a 32-bit host) or the
+     * alignment slack cannot hold is memory this host does not have */
+    if (info->arena_bytes >= SIZE_MAX / 2) {
+        free(m);
+        return RLX_E_NOMEM;
+    }
     size_t bytes = (size_t)(info->arena_bytes ? info->arena_bytes : RLX_ALIGN);
     uint8_t *arena = aligned_alloc64(bytes, &base);
     if (!arena) {
@@ -164,6 +170,7 @@ int rlx_check_weights_header(const rlx_model_info *info, const uint8_t *buf, siz
     if (rd32(buf + 4) != RLX_WEIGHTS_VERSION) return RLX_E_VERSION;
     if (len < RLX_WEIGHTS_HEADER) return RLX_E_TRUNCATED;
     if (rd64(buf + 8) != info->hash) return RLX_E_MODEL;
+    if (info->weights_bytes >= SIZE_MAX / 2) return RLX_E_NOMEM;   /* the loaders add alignment to it */
     uint64_t data_bytes = rd64(buf + 16), data_off = rd64(buf + 24);
     if (data_off != RLX_WEIGHTS_HEADER || data_bytes != info->weights_bytes || rd32(buf + 32) != info->nweights)
         return RLX_E_SIZE;
