@@ -2,6 +2,7 @@
 #
 #   make            build build/rlxc and the runtime library build/librlxrt.a
 #   make test       the whole test suite (tests/run_all.sh), closing line "N passed, N failed"
+#   make test SANITIZE=address,undefined   the suites again under ASan and UBSan (tests/sanitize/run.sh)
 #   make demo       compile, build and run the bundled example model
 #   make fuzz FUZZ_SECONDS=N   build the libFuzzer targets (tests/fuzz/) and run each N seconds
 #   make install PREFIX=/usr/local [DESTDIR=...]
@@ -17,6 +18,20 @@ DATADIR ?= $(PREFIX)/share/rlxc
 CFLAGS  ?= -O2 -g
 STD      = -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror
 B        = build
+
+# make test SANITIZE=address,undefined (docs/robustness.md): rlxc, the unit
+# tests and the runtime library built with those sanitizers in a build
+# directory of their own (build/san-address-undefined), then
+# tests/sanitize/run.sh runs the suites against them, generated models built
+# sanitized too. The sanitizers reach everything through CFLAGS.
+comma := ,
+ifneq ($(SANITIZE),)
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+B := build/san-$(subst $(comma),-,$(SANITIZE))
+override CFLAGS := -O1 -g $(SAN_FLAGS)
+# rlxc looks for runtime_min/ beside its build directory's parent
+RT_ENV := RLXC_RUNTIME_DIR=$(CURDIR)/runtime_min
+endif
 
 CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
@@ -92,7 +107,7 @@ $(B)/rlxc: $(DRIVER_OBJS) $(B)/librlx.a
 # Then every external symbol of an instruction-set variant must carry its
 # suffix (rk_isa.h), or two variants would clash in a model's link.
 $(B)/librlxrt.a: $(B)/rlxc $(RT_ALL) $(RT_HDRS) tests/tools/check_isa_names.sh
-	RLXC_CACHE_DIR=$(B)/cache CC="$(CC)" CFLAGS="$(CFLAGS)" $(B)/rlxc runtime -o $(B)
+	$(RT_ENV) RLXC_CACHE_DIR=$(B)/cache CC="$(CC)" CFLAGS="$(CFLAGS)" $(B)/rlxc runtime -o $(B)
 	bash tests/tools/check_isa_names.sh $@
 
 # The man page, from the same text as rlxc --help.
@@ -130,7 +145,7 @@ ISA_BINS = $(if $(HAVE_AVX2),$(ISA_UNIT:%=$(B)/unit_avx2/%)) $(if $(HAVE_AVX512)
 define isa_unit_rule
 $(B)/unit_$(1)/%: tests/unit/%.c $(B)/librlxrt.a $(HDRS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) -std=gnu99 -ffp-contract=off -Wall -Wextra -Werror -Wno-missing-field-initializers -O2 -DRK_ISA=$(1) \
+	$$(CC) -std=gnu99 -ffp-contract=off -Wall -Wextra -Werror -Wno-missing-field-initializers -O2 $(SAN_FLAGS) -DRK_ISA=$(1) \
 	    $$$$($(B)/rlxc runtime --isa-flags $(1)) -Iruntime_min $$< -o $$@ $(B)/librlxrt.a -lcriterion -lm -pthread
 endef
 $(foreach isa,avx2 avx512,$(eval $(call isa_unit_rule,$(isa))))
@@ -138,7 +153,11 @@ $(foreach isa,avx2 avx512,$(eval $(call isa_unit_rule,$(isa))))
 unit: $(UNIT_BINS) $(ISA_BINS)
 
 test: all unit
+ifneq ($(SANITIZE),)
+	bash tests/sanitize/run.sh $(B) "$(SAN_FLAGS)"
+else
 	bash tests/run_all.sh
+endif
 
 demo: all
 	bash examples/demo.sh

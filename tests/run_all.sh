@@ -11,7 +11,8 @@
 # tests/zoo/run.sh exported), tests/conformance/run_gpu.sh (the node tests
 # on the spirv target), tests/cross/run.sh (AArch64 under qemu),
 # tests/cortexm/run.sh (Cortex-M4F builds, run under qemu),
-# tests/fuzz/run.sh (the fuzz targets' replay and a short fuzz run), then
+# tests/fuzz/run.sh (the fuzz targets' replay and a short fuzz run),
+# tests/sanitize/run.sh (a sample of the suites under ASan and UBSan), then
 # each tests/integration/*.sh, then the cuda target through the CPU shim:
 # tests/shim/run.sh, tests/gpu/run.sh cuda and tests/conformance/run_gpu.sh
 # cuda (each one "skip" line where the CUDA toolkit's NVRTC is missing), then
@@ -107,34 +108,52 @@ missing() {
     record "$1" 0 1 "$2"
 }
 
+# tests/sanitize/run.sh runs this script again over its sanitized build:
+# RLX_BUILD (default build) holds the unit binaries, RLX_UNIT names the unit
+# tests to run (default: all), RLX_SUITES lists the scripted suites (default:
+# every one below), and with RLX_SANITIZED set the conformance suite is
+# judged like the others (by sanitizer reports, not by its floor).
+BUILD=${RLX_BUILD:-build}
+
 # 1. Criterion unit tests.
 shopt -s nullglob
 for src in tests/unit/test_*.c; do
-    bin=build/unit/$(basename "$src" .c)
-    if [ -x "$bin" ]; then run_suite "unit/$(basename "$bin")" criterion "$bin"
-    else missing "unit/$(basename "$bin")" "$bin not built (make unit)"; fi
+    t=$(basename "$src" .c)
+    [ -n "${RLX_UNIT:-}" ] && [[ " $RLX_UNIT " != *" $t "* ]] && continue
+    bin=$BUILD/unit/$t
+    if [ -x "$bin" ]; then run_suite "unit/$t" criterion "$bin"
+    else missing "unit/$t" "$bin not built (make unit)"; fi
 done
 # The kernel tests against the AVX2 and AVX-512 variants (Makefile ISA_BINS),
 # on CPUs that have them: none built where the CPU has AVX2 is a failure.
-isa_bins=(build/unit_avx2/test_* build/unit_avx512/test_*)
-if [ "$(uname -m)" = x86_64 ] && grep -m1 '^flags' /proc/cpuinfo | grep -qw avx2 && [ ${#isa_bins[@]} -eq 0 ]; then
-    missing unit_isa "no build/unit_avx2/test_* on an AVX2 CPU (make unit)"
+isa_bins=()
+if [ -z "${RLX_UNIT:-}" ]; then
+    isa_bins=($BUILD/unit_avx2/test_* $BUILD/unit_avx512/test_*)
+    if [ "$(uname -m)" = x86_64 ] && grep -m1 '^flags' /proc/cpuinfo | grep -qw avx2 && [ ${#isa_bins[@]} -eq 0 ]; then
+        missing unit_isa "no $BUILD/unit_avx2/test_* on an AVX2 CPU (make unit)"
+    fi
 fi
 for bin in "${isa_bins[@]}"; do
-    run_suite "${bin#build/}" criterion "$bin"
+    run_suite "${bin#$BUILD/}" criterion "$bin"
 done
 
 # 2. Scripted suites; each must exist.
-for script in tests/malformed/run.sh tests/malformed_onnx/run.sh tests/e2e/run.sh tests/conformance/run.sh tests/zoo/run.sh \
-    tests/gpu/run.sh tests/conformance/run_gpu.sh tests/cross/run.sh tests/cortexm/run.sh tests/fuzz/run.sh tests/integration/*.sh; do
+suites=(tests/malformed/run.sh tests/malformed_onnx/run.sh tests/e2e/run.sh tests/conformance/run.sh tests/zoo/run.sh
+        tests/gpu/run.sh tests/conformance/run_gpu.sh tests/cross/run.sh tests/cortexm/run.sh tests/fuzz/run.sh
+        tests/sanitize/run.sh tests/integration/*.sh)
+[ -n "${RLX_SUITES:-}" ] && read -r -a suites <<<"$RLX_SUITES"
+for script in "${suites[@]}"; do
     kind=plain
-    case $script in tests/conformance/run*.sh) kind=floor ;; esac
+    case $script in tests/conformance/run*.sh) [ -z "${RLX_SANITIZED:-}" ] && kind=floor ;; esac
     if [ -f "$script" ]; then run_suite "${script#tests/}" $kind bash "$script"
     else missing "${script#tests/}" "$script is missing"; fi
 done
 
-# 3. The cuda target on the CPU shim (tests/shim/), after the zoo's export.
-for script in tests/shim/run.sh tests/gpu/run.sh tests/conformance/run_gpu.sh; do
+# 3. The cuda target on the CPU shim (tests/shim/), after the zoo's export;
+# not in a run that names its suites (RLX_SUITES: tests/sanitize/run.sh).
+cuda_suites=(tests/shim/run.sh tests/gpu/run.sh tests/conformance/run_gpu.sh)
+[ -n "${RLX_SUITES:-}" ] && cuda_suites=()
+for script in "${cuda_suites[@]}"; do
     kind=plain
     case $script in tests/conformance/run*.sh) kind=floor ;; esac
     args=()

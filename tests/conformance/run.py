@@ -3,6 +3,11 @@
 
     /usr/bin/python3 tests/conformance/run.py [--only REGEX] [--sample N] [--floor FILE]
         [--rlxc PATH] [--target T] [--jobs N] [--report PATH] [--data DIR] [--keep] [-v]
+        [--sample N] [--sanitized]
+
+--sample N runs every N-th test only; --sanitized (tests/sanitize/run.sh,
+with RLX_BUILD and RLX_MODEL_CFLAGS set) fails a test only for a sanitizer
+report and counts those in its closing line. Neither writes the report.
 
 How it works. Every directory under DATA (default
 /usr/share/libonnx-testdata/data/node) holds model.onnx and
@@ -87,10 +92,15 @@ UNSUPPORTED_MARKS = ("unsupported op", "not supported by target", "unknown op")
 CLASSES = ["pass", "wrong result", "runtime error", "build failure", "unsupported op", "not applicable"]
 
 CC = os.environ.get("CC", "cc").split()
-CFLAGS = ["-O1", "-std=c99"]
+# RLX_MODEL_CFLAGS: more flags for each model's build (tests/sanitize/run.sh
+# gives the sanitizers); RLX_BUILD: the build directory whose librlxrt.a the
+# models link (default build)
+CFLAGS = ["-O1", "-std=c99"] + os.environ.get("RLX_MODEL_CFLAGS", "").split()
 # what runs a built model binary (tests/cross/run.py sets an emulator here,
 # and CC, WORK to its own)
 EXEC = []
+# what ASan, LSan and UBSan print: with --sanitized any of it is a failure
+SANITIZER_MARKS = re.compile(r"ERROR: (Address|Leak|Memory|Thread)Sanitizer|runtime error: ")
 
 
 def op_under_test(name, model, data):
@@ -137,12 +147,19 @@ def not_applicable(model):
 
 
 def run(argv, timeout=TIMEOUT_S, env=None):
-    """(returncode or 'timeout', combined stderr+stdout text)."""
+    """(returncode or 'timeout', combined stderr+stdout text). A sanitizer
+    report's first line goes first, as "sanitizer report: ...", so that it
+    is the reason a failure is filed under."""
     try:
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return "timeout", ""
-    return p.returncode, p.stdout.decode("utf-8", "replace")
+    text = p.stdout.decode("utf-8", "replace")
+    rc = p.returncode
+    for line in text.splitlines():
+        if SANITIZER_MARKS.search(line):
+            return rc or 1, "sanitizer report: %s\n%s" % (line.strip(), text)
+    return rc, text
 
 
 def first_line(text):
@@ -427,8 +444,8 @@ def cuda_ready(rlxc):
 
 
 def runtime_library():
-    """build/librlxrt.a, which `make` builds; exits if it is missing."""
-    lib = os.path.join(ROOT, "build", "librlxrt.a")
+    """build/librlxrt.a (or $RLX_BUILD's), which `make` builds; exits if it is missing."""
+    lib = os.path.join(ROOT, os.environ.get("RLX_BUILD", "build"), "librlxrt.a")
     if not os.path.exists(lib):
         sys.exit("run.py: %s is missing (run make)" % lib)
     return lib
@@ -497,6 +514,9 @@ def main():
     ap.add_argument("--report", help="report path (default docs/conformance.md; none with --only)")
     ap.add_argument("--keep", action="store_true", help="keep the work dirs of passing tests too")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per non-passing test")
+    ap.add_argument("--sanitized", action="store_true",
+                    help="rlxc and the models are built with sanitizers: a test fails only on a sanitizer report, "
+                         "and the closing line counts those")
     args = ap.parse_args()
 
     rlxc = os.path.abspath(args.rlxc)
@@ -507,8 +527,9 @@ def main():
         names = [n for n in names if re.search(args.only, n)]
     if args.sample > 1:
         names = names[:: args.sample]
+    partial = args.only or args.sample > 1 or args.sanitized
     default_report = "conformance.md" if args.target == "c" else "conformance_%s.md" % args.target
-    report = args.report or (None if args.only or args.sample > 1 else os.path.join(ROOT, "docs", default_report))
+    report = args.report or (None if partial else os.path.join(ROOT, "docs", default_report))
 
     rtlib = runtime_library()
     if args.target == "cuda":
@@ -555,6 +576,12 @@ def main():
             print("run.py: %d passed, below the floor of %s in %s" % (passed, m.group(), args.floor))
             status = 1
     skipped = counts["not applicable"]
+    if args.sanitized:
+        reports = [(n, r) for n, _, _, r in results if r.startswith("sanitizer report:")]
+        for name, reason in reports:
+            print("FAIL %s: %s" % (name, reason[:300]))
+        print("%d passed, %d failed" % (len(results) - len(reports), len(reports)))
+        return 1 if reports else status
     print("%d passed, %d failed, %d skipped" % (passed, len(results) - passed - skipped, skipped))
     return status
 

@@ -15,7 +15,10 @@
 # and leaves one result line in DIR/cc/result. Workers run two at a time;
 # the lines are printed afterwards in case order, so the output is the same
 # from run to run. The last line is "N passed, N failed" (case x compiler);
-# the exit status is 1 if anything failed.
+# the exit status is 1 if anything failed. RLXC in the environment stands
+# for the RLXC argument, E2E_CASES for the CASE arguments, RLX_MODEL_CFLAGS
+# adds flags to every model's build (tests/sanitize/run.sh gives the
+# sanitizers).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -40,7 +43,7 @@ if [ "${1:-}" = "--one" ]; then
     native=
     case $cc in *-native) cc=${cc%-native} native=-march=native ;; esac
     command -v "$cc" > /dev/null || result FAIL "compiler $cc not found"
-    CC=$cc CFLAGS="-std=c99 -O1 $native -Wall -Wextra -Werror" timeout 300 \
+    CC=$cc CFLAGS="-std=c99 -O1 $native -Wall -Wextra -Werror ${RLX_MODEL_CFLAGS:-}" timeout 300 \
         "$rlxc" "$d/model.rlxg" --build -o "$w/model" > "$w/rlxc.log" 2>&1
     rc=$?
     [ $rc -eq 124 ] && result FAIL "rlxc --build timed out"
@@ -64,7 +67,7 @@ if [ "${1:-}" = "--one" ]; then
 fi
 
 # --- driver ------------------------------------------------------------------
-rlxc=${1:-$root/build/rlxc}
+rlxc=${1:-${RLXC:-$root/build/rlxc}}
 [ $# -gt 0 ] && shift
 case $rlxc in
     /*) ;;
@@ -88,6 +91,7 @@ if ! mkdir -p "$base" 2> /dev/null || [ ! -w "$base" ]; then
 fi
 find "$base" -mindepth 1 -maxdepth 1 -name 'run.*' -type d -mmin +60 -exec rm -rf {} + 2> /dev/null
 out=$(mktemp -d "$base/run.XXXXXX")
+[ $# -eq 0 ] && [ -n "${E2E_CASES:-}" ] && set -- $E2E_CASES   # a sample (tests/sanitize/run.sh)
 if ! $PY "$here/cases.py" "$out" "$@" > "$out/cases.log" 2>&1 || [ ! -s "$out/cases.txt" ]; then
     echo "FAIL e2e: cases.py failed: $(tail -n 1 "$out/cases.log")"
     echo "0 passed, 1 failed"

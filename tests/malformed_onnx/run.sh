@@ -6,13 +6,13 @@
 # of expect.txt, runs `RLXC FILE -o TMP/out.c` and requires: exit status 1,
 # exactly one line on stderr containing every SUBSTRING, no sanitizer report,
 # and nothing left in TMP. A generated file without a line in expect.txt fails
-# too, so no case goes unchecked. RLXC defaults to build/rlxc; build/asan/rlxc
+# too, so no case goes unchecked. RLXC (the argument, else $RLXC) defaults to build/rlxc; build/asan/rlxc
 # (the AddressSanitizer+UBSan build) is built here if asked for and missing.
 # Prints one line per case, then "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
 HERE=tests/malformed_onnx
-RLXC=${1:-build/rlxc}
+RLXC=${1:-${RLXC:-build/rlxc}}
 GEN=${MALFORMED_ONNX_GEN:-build/malformed_onnx}
 
 MALFORMED_LEFTOVERS_FIRST=1

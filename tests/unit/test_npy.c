@@ -195,7 +195,7 @@ Test(npy, numpy_files) {
     cr_expect_eq(r.st, RLX_E_FORMAT);
 
     for (int v = 1; v <= 3; v++) {
-        char name[16];
+        char name[32];   /* "v%d.npy" for any int: gcc -O1 with sanitizers checks the bound */
         snprintf(name, sizeof name, "v%d.npy", v);
         r = read_npy(path_of(name));
         cr_assert_eq(r.st, RLX_OK, "version %d: status %d", v, r.st);

@@ -198,11 +198,12 @@ static int node1(RlxGraph *g, const char *name, RlxOp op, int a, int b, int out)
 }
 
 static void set_io(RlxGraph *g, int nin, const int *in, int nout, const int *out) {
+    /* memcpy from NULL is undefined even for 0 bytes (UBSan says so) */
     g->inputs = rlx_alloc(sizeof(int) * (size_t)(nin + 1));
-    memcpy(g->inputs, in, sizeof(int) * (size_t)nin);
+    if (nin) memcpy(g->inputs, in, sizeof(int) * (size_t)nin);
     g->ninputs = nin;
     g->outputs = rlx_alloc(sizeof(int) * (size_t)(nout + 1));
-    memcpy(g->outputs, out, sizeof(int) * (size_t)nout);
+    if (nout) memcpy(g->outputs, out, sizeof(int) * (size_t)nout);
     g->noutputs = nout;
 }
 

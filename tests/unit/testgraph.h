@@ -35,7 +35,7 @@ static inline int typed_value(const char *name, RlxDType dt, int rank, const int
     int v = rlx_value_add(g, name);
     g->v[v].dtype = dt;
     g->v[v].rank = rank;
-    memcpy(g->v[v].dims, dims, sizeof(int64_t) * (size_t)rank);
+    if (rank > 0) memcpy(g->v[v].dims, dims, sizeof(int64_t) * (size_t)rank);   /* dims may be NULL for a scalar */
     g->v[v].flags |= flags;
     return v;
 }
