@@ -188,6 +188,7 @@ static void make_weights(Model *m, const void *data) {
     put64(m->wfile + 24, RLX_WEIGHTS_HEADER);
     put32(m->wfile + 32, m->info.nweights);
     if (data) memcpy(m->wfile + RLX_WEIGHTS_HEADER, data, (size_t)m->info.weights_bytes);
+    put64(m->wfile + 40, rlx_weights_checksum(m->wfile + RLX_WEIGHTS_HEADER, (size_t)m->info.weights_bytes));
 }
 
 static rlx_model *new_model(Model *m) {
@@ -397,6 +398,12 @@ VK_TEST(weights_statuses_match_the_c_target) {
         cr_expect_eq(want, cases[c].status, "case %u: the C loader gives %d", c, want);
         cr_expect_eq(rlx_vk_load_weights_buffer(vm, img, t.m.wfile_len), want, "case %u", c);
     }
+    /* one flipped bit of tensor data: the checksum's own status from both */
+    cr_assert_gt(t.m.info.weights_bytes, 0);
+    memcpy(img, t.m.wfile, t.m.wfile_len);
+    img[t.m.wfile_len - 1] ^= 0x10;
+    cr_expect_eq(rlx_load_weights_buffer(cm, img, t.m.wfile_len), RLX_E_CHECKSUM);
+    cr_expect_eq(rlx_vk_load_weights_buffer(vm, img, t.m.wfile_len), RLX_E_CHECKSUM);
     for (size_t len = 0; len < t.m.wfile_len; len += t.m.wfile_len / 7 + 1) {
         int want = rlx_load_weights_buffer(cm, t.m.wfile, len);
         cr_expect_neq(want, RLX_OK);
