@@ -11,10 +11,10 @@
 #
 # Without arguments (as run_all.sh runs it in `make test`, so CI runs it),
 # builds build/san-address-undefined itself and runs a sample that adds a few
-# minutes: the unit tests of the compiler's front and middle (SAMPLE_UNIT),
-# both malformed suites, 18 e2e cases that reach the main kernels and passes
-# (SAMPLE_E2E, gcc only), the zoo's mlp, cnn and lstm (no -march=native
-# build) and every 16th node test.
+# minutes: every unit test but the AVX2/AVX-512 variants (SAMPLE_UNIT),
+# both malformed suites, every e2e case with gcc only (SAMPLE_E2E names a
+# subset), the zoo's six models without their -march=native builds
+# (SAMPLE_ZOO) and every 8th node test (SAMPLE_NODE).
 #
 # Any sanitizer report fails: rlxc and the models abort on the first one
 # (-fno-sanitize-recover=all, ASan/LSan exit 86, UBSan 87), which each suite
