@@ -152,12 +152,21 @@ int rk_slice(rk_ctx *ctx, const void *params, const void *const *in, void *const
     in_stride[rank - 1] = 1;
     for (int64_t a = rank - 2; a >= 0; a--) in_stride[a] = in_stride[a + 1] * p->in_dims[a + 1];
     for (int64_t a = 0; a < rank; a++) {
-        /* first and last element taken on this axis must both lie inside it */
-        int64_t first = p->starts[a], last = first + (p->out_dims[a] - 1) * p->steps[a];
-        if (p->steps[a] == 0 || first < 0 || first >= p->in_dims[a] || last < 0 || last >= p->in_dims[a])
-            return RLX_E_ARG;
+        /* first and last element taken on this axis must both lie inside it.
+         * The step is bounded first (|step| * (out - 1) <= in - 1), so
+         * neither the last index nor the step's stride can overflow; an axis
+         * that takes one element never uses its step (ONNX gives such an
+         * axis any step, 2^62 say, whose stride would overflow). */
+        int64_t first = p->starts[a], n = p->out_dims[a], step = n > 1 ? p->steps[a] : 1;
+        if (p->steps[a] == 0 || first < 0 || first >= p->in_dims[a]) return RLX_E_ARG;
+        if (n > 1) {
+            int64_t most = (p->in_dims[a] - 1) / (n - 1);
+            if (step > most || step < -most) return RLX_E_ARG;
+        }
+        int64_t last = first + (n - 1) * step;
+        if (last < 0 || last >= p->in_dims[a]) return RLX_E_ARG;
         base += first * in_stride[a];
-        step_stride[a] = p->steps[a] * in_stride[a];
+        step_stride[a] = step * in_stride[a];
     }
     const uint8_t *src = in[0];
     uint8_t *dst = out[0];

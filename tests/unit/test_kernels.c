@@ -113,6 +113,25 @@ Test(kernels, slice_negative_step) {
     cr_expect_eq(rk_slice(&ctx, &bad, IN(x), OUT(y)), RLX_E_ARG);
 }
 
+/* Steps whose products overflow 64 bits (found by the pipeline fuzz target:
+ * tests/fuzz/regress/pipeline/slice_step_overflow.onnx). */
+Test(kernels, slice_huge_steps) {
+    float x[12], y[4] = {0};
+    for (int i = 0; i < 12; i++) x[i] = (float)i;
+    /* one element taken on the axis: any step is fine and never multiplied
+     * (3x4, row 1 with step 2^62, columns 0..3) */
+    rk_slice_params one = {.esize = 4, .rank = 2, .in_dims = {3, 4}, .out_dims = {1, 4}, .starts = {1, 0},
+                           .steps = {(int64_t)1 << 62, 1}};
+    cr_assert_eq(rk_slice(&ctx, &one, IN(x), OUT(y)), 0);
+    expect_floats(y, (float[]){4, 5, 6, 7}, 4, 0);
+    /* 5 elements with step 2^62: 4 * 2^62 wraps to 0, which would put the
+     * last element at the first and pass the bounds check */
+    rk_slice_params wrap = {.esize = 4, .rank = 1, .in_dims = {5}, .out_dims = {5}, .starts = {0}, .steps = {(int64_t)1 << 62}};
+    cr_expect_eq(rk_slice(&ctx, &wrap, IN(x), OUT(y)), RLX_E_ARG);
+    rk_slice_params neg = {.esize = 4, .rank = 1, .in_dims = {5}, .out_dims = {2}, .starts = {4}, .steps = {INT64_MIN}};
+    cr_expect_eq(rk_slice(&ctx, &neg, IN(x), OUT(y)), RLX_E_ARG);
+}
+
 Test(kernels, gather) {
     /* data [[1,2],[3,4],[5,6]], axis 0, indices [2, -3, -1] -> rows 2, 0, 2 */
     float x[6] = {1, 2, 3, 4, 5, 6}, y[6];
