@@ -181,7 +181,10 @@ static int l_slice(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimits *
     rlx_tk_get_a(t, "steps", steps);
     strides_of(in, rank, st);
     for (int a = 0; a < rank; a++) {
-        is[a] = st[a] * steps[a];
+        /* an axis that takes one element never applies its step, which
+         * ONNX lets be anything (2^62: the product would overflow); as in
+         * rk_slice it counts as 1 */
+        is[a] = st[a] * (out[a] > 1 ? steps[a] : 1);
         base += starts[a] * st[a];
     }
     axes_launch(l, t, PI("esize"), rank, out, is, mod, base, lim);
