@@ -303,7 +303,13 @@ static int reduce_weight(RlxGraph *g, int w, RlxDType to, int64_t rows, int64_t 
         int64_t ch = by_col ? i % cols : i / cols;
         if (fabsf(f) > scale[ch]) scale[ch] = fabsf(f);
     }
-    for (int64_t c = 0; c < nch; c++) scale[c] = scale[c] > 0 ? scale[c] / 127.0f : 1.0f;
+    /* a channel whose largest value is below 127 times the smallest
+     * subnormal would get a scale of 0 (and 0 / 0 = NaN below): the
+     * smallest subnormal serves, its int8 values are then at most 64 */
+    for (int64_t c = 0; c < nch; c++) {
+        float s = scale[c] / 127.0f;
+        scale[c] = scale[c] > 0 ? (s > 0 ? s : 0x1p-149f) : 1.0f;
+    }
     int8_t *q = rlx_alloc((size_t)numel + 1);
     for (int64_t i = 0; i < numel; i++) {
         float f;

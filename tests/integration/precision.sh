@@ -109,6 +109,31 @@ else
     fail "mlp --weights int8 builds and runs" "$(cat "$d/err")"
 fi
 
+# int8 weights too small for a scale of max / 127 (subnormal: 1..8 times
+# 2^-149; the scale underflowed to 0, 0 / 0 gave NaN and the outputs were 0):
+# the smallest subnormal is their scale, and x @ w = [50, 60] x 2^-149 exactly
+d=$TMP/sub_int8
+mkdir -p "$d"
+cat >"$d/m.rlxg" <<'JSON'
+{"rlxg": 1, "name": "sub",
+ "inputs":  [{"name": "x", "dtype": "f32", "shape": [1, 4]}],
+ "outputs": [{"name": "y", "dtype": "f32", "shape": [1, 2]}],
+ "weights": [{"name": "w", "dtype": "f32", "shape": [4, 2],
+              "data": [1.4e-45, 2.8e-45, 4.2e-45, 5.6e-45, 7.0e-45, 8.4e-45, 9.8e-45, 1.12e-44]}],
+ "nodes": [{"name": "mm", "op": "MatMul", "inputs": ["x", "w"], "outputs": ["y"]}]}
+JSON
+if /usr/bin/python3 -c "import numpy as np; np.save('$d/in.npy', np.array([[1, 2, 3, 4]], np.float32))" &&
+    "$RLXC" "$d/m.rlxg" --weights int8 --build -o "$d/m" >/dev/null 2>"$d/err" &&
+    "$d/m" -i "$d/in.npy" -o "$d/out.npy" >/dev/null 2>>"$d/err" &&
+    got=$(/usr/bin/python3 -c "
+import numpy as np, sys
+y = np.load('$d/out.npy').astype(np.float64) / 2.0**-149
+print(y.ravel().tolist()); sys.exit(0 if y.ravel().tolist() == [50.0, 60.0] else 1)" 2>>"$d/err"); then
+    pass "int8 weights of subnormal size: x @ w exact ($got x 2^-149)"
+else
+    fail "int8 weights of subnormal size: x @ w = [50, 60] x 2^-149" "${got:-} $(cat "$d/err")"
+fi
+
 # ---- the spirv target follows the plan (lavapipe, validation layer on) ----
 if [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
     d=$TMP/vk
