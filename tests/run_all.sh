@@ -162,8 +162,11 @@ for script in "${cuda_suites[@]}"; do
     else missing "${script#tests/}" "$script is missing"; fi
 done
 
-# 4. The msl target through the MSL shim (tests/shim/msl/), after the zoo's export.
-for script in tests/shim/msl/run.sh tests/gpu/run.sh tests/conformance/run_gpu.sh; do
+# 4. The msl target through the MSL shim (tests/shim/msl/), after the zoo's
+# export; not in a run that names its suites either.
+msl_suites=(tests/shim/msl/run.sh tests/gpu/run.sh tests/conformance/run_gpu.sh)
+[ -n "${RLX_SUITES:-}" ] && msl_suites=()
+for script in "${msl_suites[@]}"; do
     kind=plain
     case $script in tests/conformance/run*.sh) kind=floor ;; esac
     args=()
