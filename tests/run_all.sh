@@ -30,7 +30,7 @@
 # "N passed, N failed", and the exit status is 1 if anything failed.
 set -u
 cd "$(dirname "$0")/.."
-SUITE_TIMEOUT=${RLX_SUITE_TIMEOUT:-1200}   # seconds per suite
+SUITE_TIMEOUT=${RLX_SUITE_TIMEOUT:-2400}   # seconds per suite: the slowest (the sanitized sample, the GPU node tests) take 5-15 min on 2 loaded cores
 LOG=$(mktemp "${TMPDIR:-/tmp}/rlxc-suite.XXXXXX")
 trap 'rm -f "$LOG"' EXIT
 
