@@ -398,8 +398,14 @@ RK_INLINE ep_vec ep_act(ep_vec y, int act, float a, float b, ep_vec lo, ep_vec h
     if (act == RS_ACT_NONE) return y;
 #if EP_VEC == 16
     return rk_v16_act(y, act, a, b);
-#else
+#elif EP_VEC == 8
     return rk_v8_act(y, act, a, b);
+#else
+    /* NEON: rk_vmath.h has no 4-float instance; rs_act lane by lane gives its bits */
+    float t[EP_VEC];
+    vst1q_f32(t, y);
+    for (int k = 0; k < EP_VEC; k++) t[k] = rs_act(t[k], act, a, b);
+    return vld1q_f32(t);
 #endif
 }
 
