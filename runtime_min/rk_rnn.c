@@ -41,6 +41,25 @@
 
 #include <math.h>
 
+/* Loads and stores of other types than f32 go through one out-of-line copy
+ * of the typed accessors: the dtype is not known here, and inlined at each
+ * call site they made this kernel several KB larger (the zoo LSTM's binary
+ * is held to 64 KB of code by tests/zoo/run.sh); f32 stays inline. */
+#if defined(__GNUC__)
+#define RNN_NOINLINE __attribute__((noinline))
+#else
+#define RNN_NOINLINE
+#endif
+static RNN_NOINLINE double rnn_load_any(int64_t dt, const void *base, int64_t i) { return rk_load_f64(dt, base, i); }
+static RNN_NOINLINE void rnn_store_any(int64_t dt, void *base, int64_t i, double v) { rk_store_f64(dt, base, i, v); }
+static inline double rnn_load(int64_t dt, const void *base, int64_t i) {
+    return dt == RLX_F32 ? (double)((const float *)base)[i] : rnn_load_any(dt, base, i);
+}
+static inline void rnn_store(int64_t dt, void *base, int64_t i, double v) {
+    if (dt == RLX_F32) ((float *)base)[i] = (float)v;
+    else rnn_store_any(dt, base, i, v);
+}
+
 static double activate(int64_t code, double x, double alpha, double beta) {
     switch (code) {
     case RK_ACT_RELU: return x > 0 ? x : 0.0;
@@ -84,8 +103,8 @@ static double gate_input(const Cell *c, int64_t g, int64_t i, int64_t x_off) {
     const void *X = c->in[0], *W = c->in[1];
     int64_t row = c->w + (g * c->h + i) * c->nin;
     double s = 0.0;
-    for (int64_t j = 0; j < c->nin; j++) s += rk_load_f64(c->dt, W, row + j) * rk_load_f64(c->xdt, X, x_off + j);
-    if (c->p->has_b) s += rk_load_f64(c->dt, c->in[3], c->b + g * c->h + i);
+    for (int64_t j = 0; j < c->nin; j++) s += rnn_load(c->dt, W, row + j) * rnn_load(c->xdt, X, x_off + j);
+    if (c->p->has_b) s += rnn_load(c->dt, c->in[3], c->b + g * c->h + i);
     return s;
 }
 
@@ -94,13 +113,13 @@ static double gate_recur(const Cell *c, int64_t g, int64_t i, const void *hb, in
     int64_t row = c->r + (g * c->h + i) * c->h;
     double s = 0.0;
     if (hb)
-        for (int64_t j = 0; j < c->h; j++) s += rk_load_f64(c->dt, R, row + j) * rk_load_f64(hdt, hb, h_off + j);
-    if (c->p->has_b) s += rk_load_f64(c->dt, c->in[3], c->b + (c->gates + g) * c->h + i);
+        for (int64_t j = 0; j < c->h; j++) s += rnn_load(c->dt, R, row + j) * rnn_load(hdt, hb, h_off + j);
+    if (c->p->has_b) s += rnn_load(c->dt, c->in[3], c->b + (c->gates + g) * c->h + i);
     return s;
 }
 
 static double load_or_zero(int64_t dt, const void *base, int64_t off) {
-    return base ? rk_load_f64(dt, base, off) : 0.0;
+    return base ? rnn_load(dt, base, off) : 0.0;
 }
 
 /* One step: state h (hb, h_off, stored as hdt; hb NULL = zeros) -> row y_off of Y. */
@@ -108,7 +127,7 @@ static void rnn_step(const Cell *c, int64_t x_off, const void *hb, int64_t hdt, 
                      int64_t st_off) {
     void *Y = c->out[0];
     for (int64_t i = 0; i < c->h; i++)
-        rk_store_f64(c->ydt, Y, y_off + i,
+        rnn_store(c->ydt, Y, y_off + i,
                      act(c, 0, gate_input(c, 0, i, x_off) + gate_recur(c, 0, i, hb, hdt, h_off)));
     (void)st_off;
 }
@@ -121,7 +140,7 @@ static void gru_step(const Cell *c, int64_t x_off, const void *hb, int64_t hdt, 
         /* r * h_{t-1} for every unit, before any candidate needs it */
         for (int64_t i = 0; i < c->h; i++) {
             double r = act(c, 0, gate_input(c, 1, i, x_off) + gate_recur(c, 1, i, hb, hdt, h_off));
-            rk_store_f64(c->dt, scratch, st_off + i, r * load_or_zero(hdt, hb, h_off + i));
+            rnn_store(c->dt, scratch, st_off + i, r * load_or_zero(hdt, hb, h_off + i));
         }
     }
     for (int64_t i = 0; i < c->h; i++) {
@@ -134,7 +153,7 @@ static void gru_step(const Cell *c, int64_t x_off, const void *hb, int64_t hdt, 
             cand = gate_input(c, 2, i, x_off) + gate_recur(c, 2, i, scratch, c->dt, st_off);
         }
         double hh = act(c, 1, cand);
-        rk_store_f64(c->ydt, Y, y_off + i, (1.0 - z) * hh + z * load_or_zero(hdt, hb, h_off + i));
+        rnn_store(c->ydt, Y, y_off + i, (1.0 - z) * hh + z * load_or_zero(hdt, hb, h_off + i));
     }
 }
 
@@ -145,12 +164,12 @@ static void lstm_step(const Cell *c, int64_t x_off, const void *hb, int64_t hdt,
     void *Y = c->out[0], *C = c->out[2];
     const void *P = c->p->has_p ? c->in[7] : NULL;
     for (int64_t i = 0; i < c->h; i++) {
-        double c_prev = rk_load_f64(c->dt, C, st_off + i);
+        double c_prev = rnn_load(c->dt, C, st_off + i);
         double pi = 0, po = 0, pf = 0;
         if (P) {
-            pi = rk_load_f64(c->dt, P, c->pp + i);
-            po = rk_load_f64(c->dt, P, c->pp + c->h + i);
-            pf = rk_load_f64(c->dt, P, c->pp + 2 * c->h + i);
+            pi = rnn_load(c->dt, P, c->pp + i);
+            po = rnn_load(c->dt, P, c->pp + c->h + i);
+            pf = rnn_load(c->dt, P, c->pp + 2 * c->h + i);
         }
         double ig = act(c, 0, gate_input(c, 0, i, x_off) + gate_recur(c, 0, i, hb, hdt, h_off) + pi * c_prev);
         double fg = c->p->input_forget
@@ -159,8 +178,8 @@ static void lstm_step(const Cell *c, int64_t x_off, const void *hb, int64_t hdt,
         double cand = act(c, 1, gate_input(c, 3, i, x_off) + gate_recur(c, 3, i, hb, hdt, h_off));
         double c_new = fg * c_prev + ig * cand;
         double og = act(c, 0, gate_input(c, 1, i, x_off) + gate_recur(c, 1, i, hb, hdt, h_off) + po * c_new);
-        rk_store_f64(c->dt, C, st_off + i, c_new);
-        rk_store_f64(c->ydt, Y, y_off + i, og * act(c, 2, c_new));
+        rnn_store(c->dt, C, st_off + i, c_new);
+        rnn_store(c->ydt, Y, y_off + i, og * act(c, 2, c_new));
     }
 }
 
@@ -205,9 +224,9 @@ int rk_rnn(rk_ctx *ctx, const void *params, const void *const *in, void *const *
 #define X_ROW(t) ((p->layout ? b * seq + (t) : (t) * batch + b) * p->input)
 #define Y_ROW(t) ((p->layout ? ((b * seq + (t)) * dirs + d) : (((t) * dirs + d) * batch + b)) * hid)
             for (int64_t t = len; t < seq; t++)
-                for (int64_t i = 0; i < hid; i++) rk_store_f64(p->y_dtype, out[0], Y_ROW(t) + i, 0.0);
+                for (int64_t i = 0; i < hid; i++) rnn_store(p->y_dtype, out[0], Y_ROW(t) + i, 0.0);
             if (p->cell == 2)
-                for (int64_t i = 0; i < hid; i++) rk_store_f64(dt, out[2], st + i, load_or_zero(dt, c0, st + i));
+                for (int64_t i = 0; i < hid; i++) rnn_store(dt, out[2], st + i, load_or_zero(dt, c0, st + i));
             const void *hb = h0;
             int64_t h_off = st, hdt = dt;
             for (int64_t k = 0; k < len; k++) {
@@ -221,8 +240,8 @@ int rk_rnn(rk_ctx *ctx, const void *params, const void *const *in, void *const *
              * sequence (as onnxruntime: Y_h and Y_c like the rows of Y) */
             if (len == 0) hb = NULL;
             for (int64_t i = 0; i < hid; i++) {
-                rk_store_f64(dt, out[1], st + i, load_or_zero(hdt, hb, h_off + i));
-                if (len == 0 && p->cell == 2) rk_store_f64(dt, out[2], st + i, 0.0);
+                rnn_store(dt, out[1], st + i, load_or_zero(hdt, hb, h_off + i));
+                if (len == 0 && p->cell == 2) rnn_store(dt, out[2], st + i, 0.0);
             }
 #undef X_ROW
 #undef Y_ROW
@@ -251,7 +270,7 @@ int rk_einsum(rk_ctx *ctx, const void *params, const void *const *in, void *cons
             int64_t n = 1;
             for (int64_t k = 0; k < no; k++) n *= p->dims[k];
             for (int64_t o = 0; o < n; o++) {
-                if (is_float) rk_store_f64(dt, out[0], o, 0.0);
+                if (is_float) rnn_store(dt, out[0], o, 0.0);
                 else rk_store_i64(dt, out[0], o, 0);
             }
             return RLX_OK;
@@ -269,7 +288,7 @@ int rk_einsum(rk_ctx *ctx, const void *params, const void *const *in, void *cons
             for (int64_t k = 0; k < p->nops; k++) {
                 int64_t off = 0;
                 for (int64_t l = 0; l < nl; l++) off += idx[l] * strides[k][l];
-                if (is_float) fprod *= rk_load_f64(dt, in[k], off);
+                if (is_float) fprod *= rnn_load(dt, in[k], off);
                 else iprod *= (uint64_t)rk_load_i64(dt, in[k], off);
             }
             fsum += fprod;
@@ -281,7 +300,7 @@ int rk_einsum(rk_ctx *ctx, const void *params, const void *const *in, void *cons
             }
             if (l < no) break;
         }
-        if (is_float) rk_store_f64(dt, out[0], o, fsum);
+        if (is_float) rnn_store(dt, out[0], o, fsum);
         else rk_store_i64(dt, out[0], o, (int64_t)isum);
         int64_t l = no - 1;
         for (; l >= 0; l--) {
