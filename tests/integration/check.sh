@@ -37,7 +37,7 @@ done
 
 # the injected fault
 cp -r runtime_min "$TMP/rt"
-sed -i 's/ci\[j\] = rs_act(y, g->act, act_a, act_b);/ci[j] = rs_act(y, g->act, act_a, act_b) * (g->act == RS_ACT_RELU ? 1.01f : 1.0f);/' \
+sed -i 's/ci\[j\] = cheap ? act_cheap(y, g->act, act_a, act_b) : rs_act(y, g->act, act_a, act_b);/ci[j] = (cheap ? act_cheap(y, g->act, act_a, act_b) : rs_act(y, g->act, act_a, act_b)) * (g->act == RS_ACT_RELU ? 1.01f : 1.0f);/' \
     "$TMP/rt/rk_gemm.c"
 if cmp -s runtime_min/rk_gemm.c "$TMP/rt/rk_gemm.c"; then
     fail "inject a wrong kernel" "the sed found nothing to patch in rk_gemm.c"
