@@ -133,20 +133,6 @@ static void print_ptx(RlxBuf *c, const char *N, const char *ptx) {
     rlx_emit(c, "    ;");
 }
 
-static void print_bytes(RlxBuf *c, const char *decl, const uint8_t *v, size_t n) {
-    rlx_emit(c, "%s = {", decl);
-    RlxBuf line = {0};
-    for (size_t j = 0; j < n; j++) {
-        rlx_buf_printf(&line, "%s0x%02x,", line.len ? " " : "", v[j]);
-        if (j % 16 == 15 || j + 1 == n) {
-            rlx_emit(c, "    %s", line.data);
-            line.len = 0;
-            line.data[0] = 0;
-        }
-    }
-    rlx_emit(c, "};");
-}
-
 static void cuda_emit(const RlxEmitJob *job) {
     const RlxGraph *g = job->g;
     const RlxPlan *plan = job->plan;
@@ -201,8 +187,8 @@ static void cuda_emit(const RlxEmitJob *job) {
     else rlx_emit(c, "static const char %s_ptx[] = \"\";", N);
     if (p->nk && topt->cuda_cubin) {
         rlx_emit(c, "");
-        print_bytes(c, rlx_fmt("static const unsigned char %s_cubin[%zu]", N, mod.cubin_bytes), mod.cubin,
-                    mod.cubin_bytes);
+        rlx_gpu_emit_hex(c, rlx_fmt("static const unsigned char %s_cubin[%zu]", N, mod.cubin_bytes), mod.cubin,
+                         mod.cubin_bytes, 1, 16);
     }
     /* every kernel's code is the one module's PTX */
     const char **code = rlx_alloc(sizeof(char *) * (size_t)(p->nk + 1));

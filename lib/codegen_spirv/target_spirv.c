@@ -75,17 +75,7 @@ static void spirv_emit(const RlxEmitJob *job) {
     for (int i = 0; i < p->nk; i++) {
         size_t nw;
         const uint32_t *w = rlx_spirv_compile(p->k[i].source, p->k[i].name, &nw);
-        rlx_emit(c, "static const uint32_t %s_%s[%zu] = {", N, p->k[i].name, nw);
-        RlxBuf line = {0};
-        for (size_t j = 0; j < nw; j++) {
-            rlx_buf_printf(&line, "%s0x%08x,", line.len ? " " : "", w[j]);
-            if (j % 8 == 7 || j + 1 == nw) {
-                rlx_emit(c, "    %s", line.data);
-                line.len = 0;
-                line.data[0] = 0;
-            }
-        }
-        rlx_emit(c, "};");
+        rlx_gpu_emit_hex(c, rlx_fmt("static const uint32_t %s_%s[%zu]", N, p->k[i].name, nw), w, nw, 4, 8);
         code[i] = rlx_fmt("%s_%s", N, p->k[i].name);
         code_bytes[i] = rlx_fmt("sizeof %s_%s", N, p->k[i].name);
     }

@@ -144,6 +144,10 @@ void rlx_gpu_emit_schedule(RlxBuf *c, const RlxEmitJob *job, const char *const *
  * (host "rlx_vk": rlx_vk_model_new(init_arg, m), rlx_vk_run, ...), and with
  * --emit-main its main(). */
 void rlx_gpu_emit_api(RlxBuf *c, const RlxEmitJob *job, const char *host, const char *init_arg);
+/* schedule.c: "DECL = {" then n elements of elem_bytes (1 or 4) each from
+ * data as hex literals, per_line to a line, then "};" (a cubin, a SPIR-V
+ * module). */
+void rlx_gpu_emit_hex(RlxBuf *c, const char *decl, const void *data, size_t n, int elem_bytes, int per_line);
 /* "RLX_GPU_NEED_16BIT | RLX_GPU_NEED_INT64", or "0" */
 const char *rlx_gpu_needs_str(uint32_t needs);
 

@@ -108,3 +108,24 @@ void rlx_gpu_emit_api(RlxBuf *c, const RlxEmitJob *job, const char *host, const 
         rlx_emit(c, "int main(int argc, char **argv) { return %s_main(argc, argv); }", N);
     }
 }
+
+void rlx_gpu_emit_hex(RlxBuf *c, const char *decl, const void *data, size_t n, int elem_bytes, int per_line) {
+    const uint8_t *b = (const uint8_t *)data;
+    rlx_emit(c, "%s = {", decl);
+    RlxBuf line = {0};
+    for (size_t j = 0; j < n; j++) {
+        if (elem_bytes == 4) {
+            uint32_t w;
+            memcpy(&w, b + 4 * j, 4);
+            rlx_buf_printf(&line, "%s0x%08x,", line.len ? " " : "", (unsigned)w);
+        } else {
+            rlx_buf_printf(&line, "%s0x%02x,", line.len ? " " : "", b[j]);
+        }
+        if (j % (size_t)per_line == (size_t)per_line - 1 || j + 1 == n) {
+            rlx_emit(c, "    %s", line.data);
+            line.len = 0;
+            line.data[0] = 0;
+        }
+    }
+    rlx_emit(c, "};");
+}
