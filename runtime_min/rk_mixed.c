@@ -32,6 +32,7 @@
 #include "rlx_rt.h"
 #include "rk_typed.h"
 #include "rlx_scalar.h"
+#include "rk_vmath.h"
 
 enum { BM = 128, BN = 128, BK = 256, MCH = 512, FEW = 8, ROWBUF = 4096 };
 
@@ -147,21 +148,6 @@ static float epilogue_sum(float y, float b, int has_b, int per_col, float r, int
     return has_b && b != 0.0f ? y + b : y;
 }
 
-/* v = act(v) over a run, the switch outside the loop. */
-static void act_run(float *v, int64_t n, int act, float a, float b) {
-    switch (act) {
-    case RS_ACT_NONE: break;
-    case RS_ACT_RELU:
-        for (int64_t j = 0; j < n; j++) v[j] = rs_relu(v[j]);
-        break;
-    case RS_ACT_CLIP:
-        for (int64_t j = 0; j < n; j++) v[j] = rs_clip(v[j], a, b);
-        break;
-    default:
-        for (int64_t j = 0; j < n; j++) v[j] = rs_act(v[j], act, a, b);
-        break;
-    }
-}
 
 /* The epilogue of output row gi, columns [j0, j0 + nb), from its sums, in
  * epilogue_sum's order, one operation at a time over the run. */
@@ -185,7 +171,7 @@ static void finish_row(const Prod *P, int64_t gi, int64_t j0, int64_t nb, const 
         else if (b != 0.0f)
             for (int64_t j = 0; j < nb; j++) v[j] += b;
     }
-    act_run(v, nb, P->act, P->act_a, P->act_b);
+    rk_act_run(v, nb, P->act, P->act_a, P->act_b);
     store_run(P->y, P->y_dt, gi * P->ldy + j0, v, nb);
 }
 
@@ -496,7 +482,7 @@ static void direct_one(const Direct *D, int64_t ng, uint8_t *scratch) {
             for (int64_t q = 0; q < nq; q++)
                 tmp[q] = epilogue_sum(acc[o * np + q0 + q], D->bias ? D->bias[oc] : 0.0f, D->bias != NULL, 0,
                                       D->res ? rv[q] : 0.0f, D->res != NULL);
-            act_run(tmp, nq, (int)p->act, (float)p->act_a, (float)p->act_b);
+            rk_act_run(tmp, nq, (int)p->act, (float)p->act_a, (float)p->act_b);
             store_run(D->y, (int)p->y_dtype, at + q0, tmp, nq);
         }
     }
@@ -633,7 +619,7 @@ static void pwdw_band(const PwDwMixed *D, int64_t t, uint8_t *scratch) {
                 int64_t nq = p->ow - q0 < BN ? p->ow - q0 : BN;
                 float b2 = D->b2 ? D->b2[ch] : 0.0f;
                 for (int64_t q = 0; q < nq; q++) tmp[q] = D->b2 ? a[q0 + q] + b2 : a[q0 + q];
-                act_run(tmp, nq, (int)p->act2, (float)p->act2_a, (float)p->act2_b);
+                rk_act_run(tmp, nq, (int)p->act2, (float)p->act2_a, (float)p->act2_b);
                 store_run(D->y, (int)p->y_dtype, ((img * p->e + ch) * p->oh + oy) * p->ow + q0, tmp, nq);
             }
         }
