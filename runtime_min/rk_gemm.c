@@ -1353,6 +1353,62 @@ void rk_sgemm_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1, void *scratch
 #define FEW_MADD(x, y, acc) ((acc) + (x) * (y))   /* the portable kernels multiply, then add */
 #endif
 
+/* The sums of rows i0 .. i0+rows-1 (at most 4; rows past m repeat row i0,
+ * unstored) against np panels of B (np x NR columns; np panels each kc
+ * deep, kc * NR floats apart), into acc[r][q * NR + j]. The SIMD variants
+ * keep four named rows of sums (np = 2 on AVX-512: eight registers of
+ * sixteen) so that they stay in registers; the portable one keeps the short
+ * loop. Either way every sum sees the same operations in the same order. */
+#if RK_GEMM_AVX2
+#if defined(__AVX512F__)
+#define FEW_NP 2
+#else
+#define FEW_NP 1
+#endif
+static inline __attribute__((always_inline)) void few_tile(const rk_sgemm_args *g, const float *panel, int64_t kc,
+                                                           int64_t pc, int64_t i0, int64_t rows, int np,
+                                                           float acc[4][2 * NR]) {
+    int64_t as = g->trans_a ? g->lda : 1, rs = g->trans_a ? 1 : g->lda;
+    const float *a0 = g->a + (g->trans_a ? pc * g->lda : pc) + i0 * rs;
+    const float *a1 = rows > 1 ? a0 + rs : a0, *a2 = rows > 2 ? a0 + 2 * rs : a0, *a3 = rows > 3 ? a0 + 3 * rs : a0;
+    float s0[2 * NR], s1[2 * NR], s2[2 * NR], s3[2 * NR];
+    for (int j = 0; j < np * NR; j++) s0[j] = s1[j] = s2[j] = s3[j] = 0.0f;
+    for (int64_t p = 0; p < kc; p++) {
+        float v0 = a0[p * as], v1 = a1[p * as], v2 = a2[p * as], v3 = a3[p * as];
+        for (int q = 0; q < np; q++) {
+            const float *bp = panel + q * kc * NR + p * NR;
+            for (int j = 0; j < NR; j++) {
+                s0[q * NR + j] = FEW_MADD(v0, bp[j], s0[q * NR + j]);
+                s1[q * NR + j] = FEW_MADD(v1, bp[j], s1[q * NR + j]);
+                s2[q * NR + j] = FEW_MADD(v2, bp[j], s2[q * NR + j]);
+                s3[q * NR + j] = FEW_MADD(v3, bp[j], s3[q * NR + j]);
+            }
+        }
+    }
+    for (int j = 0; j < np * NR; j++) {
+        acc[0][j] = s0[j];
+        acc[1][j] = s1[j];
+        acc[2][j] = s2[j];
+        acc[3][j] = s3[j];
+    }
+}
+#else
+#define FEW_NP 1
+static void few_tile(const rk_sgemm_args *g, const float *panel, int64_t kc, int64_t pc, int64_t i0, int64_t rows,
+                     int np, float acc[4][2 * NR]) {
+    (void)np;
+    memset(acc, 0, sizeof(float) * 4 * 2 * NR);
+    for (int64_t p = 0; p < kc; p++) {
+        const float *bp = panel + p * NR;
+        for (int64_t r = 0; r < 4; r++) {
+            int64_t i = i0 + (r < rows ? r : 0);
+            float av = g->trans_a ? g->a[(pc + p) * g->lda + i] : g->a[i * g->lda + pc + p];
+            for (int j = 0; j < NR; j++) acc[r][j] = FEW_MADD(av, bp[j], acc[r][j]);
+        }
+    }
+}
+#endif
+
 void rk_sgemm_few_rows(const rk_sgemm_args *g) {
     int64_t m = g->m, n = g->n, k = g->k;
     if (m <= 0 || n <= 0 || !g->packed_b) return;
@@ -1368,21 +1424,15 @@ void rk_sgemm_few_rows(const rk_sgemm_args *g) {
             int64_t kc = min64(kcs, k - pc);
             int read_c = pc > 0 || g->beta != 0.0f;
             float beta = pc > 0 ? 1.0f : g->beta;
-            for (int64_t jr = 0; jr < nc; jr += NR) {
+            for (int64_t jr = 0; jr < nc;) {
                 const float *panel = g->packed_b + jc * k + pc * ncr + jr * kc;
-                int64_t cols = min64(NR, nc - jr);
+                int np = FEW_NP > 1 && jr + NR < nc ? FEW_NP : 1;
+                int64_t cols = min64(np * NR, nc - jr);
                 for (int64_t i0 = 0; i0 < m; i0 += 4) {
                     int64_t rows = min64(4, m - i0);
-                    float acc[4][NR];
-                    memset(acc, 0, sizeof acc);
-                    for (int64_t p = 0; p < kc; p++) {
-                        const float *bp = panel + p * NR;
-                        for (int64_t r = 0; r < 4; r++) {
-                            int64_t i = i0 + (r < rows ? r : 0);   /* rows past m repeat row i0, unstored */
-                            float av = g->trans_a ? g->a[(pc + p) * g->lda + i] : g->a[i * g->lda + pc + p];
-                            for (int j = 0; j < NR; j++) acc[r][j] = FEW_MADD(av, bp[j], acc[r][j]);
-                        }
-                    }
+                    float acc[4][2 * NR];
+                    if (np == 2) few_tile(g, panel, kc, pc, i0, rows, 2, acc);
+                    else few_tile(g, panel, kc, pc, i0, rows, 1, acc);
                     for (int64_t r = 0; r < rows; r++) {
                         float *ci = g->c + (i0 + r) * g->ldc + jc + jr;
                         for (int64_t j = 0; j < cols; j++) {
@@ -1391,6 +1441,7 @@ void rk_sgemm_few_rows(const rk_sgemm_args *g) {
                         }
                     }
                 }
+                jr += np * NR;
             }
         }
         if (has_epilogue(g)) epilogue_tile_cheap(g, g->c + jc, g->ldc, 0, jc, m, nc);

@@ -5,7 +5,8 @@
  * RK_ISA_FILES three times: portable (the x86-64 baseline, SSE2), avx2
  * (AVX2, FMA, F16C) and avx512 (AVX-512 F/CD/VL/BW/DQ with the AVX2 set).
  * They are the files with AVX2 / AVX-512 code paths (rk_softmax.c: its
- * exp over rows), and rk_linalg.c and rk_mixed.c, whose kernels call the GEMM; the other kernel files are plain loops, compiled
+ * exp over rows; rk_rnn_f32.c: the f32 recurrent kernel's activations),
+ * and rk_linalg.c and rk_mixed.c, whose kernels call the GEMM; the other kernel files are plain loops, compiled
  * once (the way MLAS and XNNPACK compile their operators once and their
  * micro-kernels per instruction set). Each variant is compiled with
  * -DRK_ISA=portable|avx2|avx512, and this header then renames every
@@ -26,7 +27,7 @@
 #define RK_ISA_H
 
 /* The builder (cmd/rlxc/build.c) reads this line. */
-#define RK_ISA_FILES "rk_conv.c rk_convgemm.c rk_gemm.c rk_linalg.c rk_mixed.c rk_softmax.c rk_wino.c"
+#define RK_ISA_FILES "rk_conv.c rk_convgemm.c rk_gemm.c rk_linalg.c rk_mixed.c rk_rnn_f32.c rk_softmax.c rk_wino.c"
 
 /* The kernels (and second implementations, KI) of RK_ISA_FILES. */
 #define RK_ISA_KERNELS(X)                                                                     \
@@ -51,7 +52,8 @@
 #define rk_gemm_f32_rows RK_VARIANT(rk_gemm_f32_rows)
 #define rk_softmax_f32 RK_VARIANT(rk_softmax_f32)
 
-/* the helpers these files share (GEMM, convolution and Winograd scratch sizes and packing) */
+/* the helpers these files share (GEMM, convolution and Winograd scratch
+ * sizes and packing), and rk_rnn_act_f32, which rlx_isa.c dispatches like a kernel */
 #define rk_conv2d_scratch RK_VARIANT(rk_conv2d_scratch)
 #define rk_conv_pwdw_scratch RK_VARIANT(rk_conv_pwdw_scratch)
 #define rk_conv_transpose_scratch RK_VARIANT(rk_conv_transpose_scratch)
@@ -61,6 +63,7 @@
 #define rk_gemm_mixed RK_VARIANT(rk_gemm_mixed)
 #define rk_matmul_mixed RK_VARIANT(rk_matmul_mixed)
 #define rk_mixed_scratch RK_VARIANT(rk_mixed_scratch)
+#define rk_rnn_act_f32 RK_VARIANT(rk_rnn_act_f32)
 #define rk_sgemm RK_VARIANT(rk_sgemm)
 #define rk_sgemm_cols RK_VARIANT(rk_sgemm_cols)
 #define rk_sgemm_ex RK_VARIANT(rk_sgemm_ex)

@@ -47,8 +47,10 @@
  * is held to 64 KB of code by tests/zoo/run.sh); f32 stays inline. */
 #if defined(__GNUC__)
 #define RNN_NOINLINE __attribute__((noinline))
+#define RNN_SMALL __attribute__((cold))
 #else
 #define RNN_NOINLINE
+#define RNN_SMALL
 #endif
 static RNN_NOINLINE double rnn_load_any(int64_t dt, const void *base, int64_t i) { return rk_load_f64(dt, base, i); }
 static RNN_NOINLINE void rnn_store_any(int64_t dt, void *base, int64_t i, double v) { rk_store_f64(dt, base, i, v); }
@@ -248,6 +250,296 @@ int rk_rnn(rk_ctx *ctx, const void *params, const void *const *in, void *const *
         }
     }
     return RLX_OK;
+}
+
+/* ---- the f32 recurrent kernel ----
+ *
+ * rk_rnn_f32 computes what rk_rnn does, in f32, where rlxc's C target has
+ * packed W and R for the GEMM (lib/codegen_c/prepare_c.c): every tensor
+ * f32, no sequence_lens, activations Sigmoid, Tanh or Relu. Per direction:
+ *   - the input projections of a block of steps, X_t W^T for every t and
+ *     batch at once (rows of X are contiguous in both layouts), plus the
+ *     biases that do not depend on the state (Wb + Rb; GRU's h gate keeps
+ *     its Rb apart, since the reset gate scales or follows it);
+ *   - per step, the recurrent product h_{t-1} R^T for the whole batch (one
+ *     product; GRU two: z and r, then the h gate, whose input is r * h_{t-1}
+ *     unless linear_before_reset), by the GEMM's few-rows entry, which is
+ *     compiled per instruction set and already in any model with a small
+ *     Gemm;
+ *   - the gates' arithmetic in plain loops and their activations over runs of
+ *     floats in vectors (rk_rnn_act_f32, rk_rnn_f32.c).
+ * The state h (and LSTM's c) lives in scratch, contiguous per batch, and
+ * each step's h is also written to its row of Y. Everything runs on the
+ * calling thread, so outputs do not depend on the thread count. */
+
+#include "rk_gemm.h"
+#include "rlx_scalar.h"
+
+/* The input projections one block of steps holds: about 1 MB. */
+#define RNN_GX_FLOATS ((int64_t)1 << 18)
+
+static int64_t rf_gates(int64_t cell) { return cell == 0 ? 1 : cell == 1 ? 3 : 4; }
+
+static int64_t rf_block(int64_t seq, int64_t batch, int64_t g) {
+    int64_t per = batch * g > 0 ? batch * g : 1, tb = RNN_GX_FLOATS / per;
+    if (tb > seq) tb = seq;
+    return tb < 1 ? 1 : tb;
+}
+
+size_t rk_rnn_f32_scratch(int64_t cell, int64_t seq, int64_t batch, int64_t hidden) {
+    int64_t g = rf_gates(cell) * hidden, tb = rf_block(seq, batch, g);
+    /* projections (tb x batch x g), recurrent products (batch x g), h, c and
+     * a temporary (batch x hidden each), biases (g + hidden); 64 to align */
+    return (size_t)(tb * batch * g + batch * g + 3 * batch * hidden + g + hidden) * sizeof(float) + 64;
+}
+
+/* c (m x n) = a (m x k, contiguous rows) times the packed b, a few rows at a time. */
+static int rf_product(const float *a, int64_t m, int64_t k, const float *pb, int64_t n, float *c) {
+    for (int64_t r = 0; r < m; r += RK_SGEMM_FEW_ROWS) {
+        rk_gemm_f32_params gp;
+        memset(&gp, 0, sizeof gp);
+        gp.m = m - r < RK_SGEMM_FEW_ROWS ? m - r : RK_SGEMM_FEW_ROWS;
+        gp.n = n;
+        gp.k = k;
+        gp.alpha = 1.0;
+        gp.b_packed = 1;
+        const void *in[2] = {a + r * k, pb};
+        void *out[1] = {c + r * n};
+        int st = rk_gemm_f32_rows(NULL, &gp, in, out);
+        if (st) return st;
+    }
+    return RLX_OK;
+}
+
+/* y[0, n) += x[0, n): one copy of the loop for every gate's sums, eight
+ * at a time so that compilers vectorize it at -O2 too (as straight-line
+ * code), however wide the vectors the flags allow. */
+static RNN_NOINLINE void rf_add(float *restrict y, const float *restrict x, int64_t n) {
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        float *yj = y + j;
+        const float *xj = x + j;
+        yj[0] += xj[0], yj[1] += xj[1], yj[2] += xj[2], yj[3] += xj[3];
+        yj[4] += xj[4], yj[5] += xj[5], yj[6] += xj[6], yj[7] += xj[7];
+    }
+    for (; j < n; j++) y[j] += x[j];
+}
+
+static RNN_NOINLINE void rf_clip(float *x, int64_t n, int on, float c) {
+    if (on)
+        for (int64_t j = 0; j < n; j++) x[j] = x[j] < -c ? -c : x[j] > c ? c : x[j];
+}
+
+/* One direction's view: the buffers and where step t's rows are. */
+typedef struct {
+    const rk_rnn_f32_params *p;
+    int64_t d, dirs, g, h, batch, t0, nt;
+    int64_t af, ag, ah;               /* activations f, g, h */
+    const float *R, *P;               /* this direction's packed R; peepholes (LSTM) */
+    float *gx, *gh, *hs, *cs, *tmp, *rbh, *Y;
+    int have_h;                       /* hs holds a state (else zeros: no product) */
+} Rf;
+
+static const float *rf_gx(const Rf *f, int64_t t, int64_t b) {
+    return f->gx + (f->p->layout ? b * f->nt + (t - f->t0) : (t - f->t0) * f->batch + b) * f->g;
+}
+
+static float *rf_y(const Rf *f, int64_t t, int64_t b) {
+    const rk_rnn_f32_params *p = f->p;
+    return f->Y + (p->layout ? (b * p->seq + t) * f->dirs + f->d : (t * f->dirs + f->d) * f->batch + b) * f->h;
+}
+
+/* pre (batch x n) = hs R_part^T, or zeros before any state. */
+static int rf_recur(const Rf *f, const float *hin, const float *rpart, int64_t n, float *pre) {
+    if (f->have_h) return rf_product(hin, f->batch, f->h, rpart, n, pre);
+    memset(pre, 0, sizeof(float) * (size_t)(f->batch * n));
+    return RLX_OK;
+}
+
+static int rf_rnn_step(Rf *f, int64_t t) {
+    int64_t h = f->h;
+    int st = rf_recur(f, f->hs, f->R, h, f->gh);
+    if (st) return st;
+    for (int64_t b = 0; b < f->batch; b++) {
+        float *pre = f->gh + b * h, *hb = f->hs + b * h, *y = rf_y(f, t, b);
+        const float *x = rf_gx(f, t, b);
+        rf_add(pre, x, h);
+        rf_clip(pre, h, (int)f->p->has_clip, (float)f->p->clip);
+        rk_rnn_act_f32(pre, h, f->af);
+        memcpy(hb, pre, sizeof(float) * (size_t)h);
+        memcpy(y, pre, sizeof(float) * (size_t)h);
+    }
+    return RLX_OK;
+}
+
+/* GRU gates z, r, h: the products of z and r first (R's rows up to
+ * r_split), then the h gate's. */
+static int rf_gru_step(Rf *f, int64_t t) {
+    const rk_rnn_f32_params *p = f->p;
+    int64_t h = f->h, batch = f->batch;
+    int clip = (int)p->has_clip;
+    float cl = (float)p->clip, *zr = f->gh, *cand = f->gh + batch * 2 * h;
+    int st = rf_recur(f, f->hs, f->R, 2 * h, zr);
+    if (st) return st;
+    for (int64_t b = 0; b < batch; b++) {
+        float *pre = zr + b * 2 * h;
+        const float *x = rf_gx(f, t, b);
+        rf_add(pre, x, 2 * h);
+        rf_clip(pre, 2 * h, clip, cl);
+        rk_rnn_act_f32(pre, 2 * h, f->af);
+    }
+    const float *rh = f->R + p->r_split;
+    if (!p->linear_before_reset) {
+        for (int64_t b = 0; b < batch; b++)
+            for (int64_t i = 0; i < h; i++) f->tmp[b * h + i] = zr[b * 2 * h + h + i] * f->hs[b * h + i];
+        st = rf_recur(f, f->tmp, rh, h, cand);
+    } else {
+        st = rf_recur(f, f->hs, rh, h, cand);
+    }
+    if (st) return st;
+    for (int64_t b = 0; b < batch; b++) {
+        const float *z = zr + b * 2 * h, *r = z + h, *x = rf_gx(f, t, b) + 2 * h;
+        float *c = cand + b * h, *hb = f->hs + b * h, *y = rf_y(f, t, b);
+        if (p->linear_before_reset)
+            for (int64_t i = 0; i < h; i++) c[i] = x[i] + r[i] * (c[i] + f->rbh[i]);
+        else
+            for (int64_t i = 0; i < h; i++) c[i] = x[i] + (c[i] + f->rbh[i]);
+        rf_clip(c, h, clip, cl);
+        rk_rnn_act_f32(c, h, f->ag);
+        for (int64_t i = 0; i < h; i++) {
+            hb[i] = (1.0f - z[i]) * c[i] + z[i] * hb[i];
+            y[i] = hb[i];
+        }
+    }
+    return RLX_OK;
+}
+
+/* LSTM gates i, o, f, c (ONNX order), peepholes i, o, f. */
+static int rf_lstm_step(Rf *f, int64_t t) {
+    const rk_rnn_f32_params *p = f->p;
+    int64_t h = f->h;
+    int clip = (int)p->has_clip;
+    float cl = (float)p->clip;
+    int st = rf_recur(f, f->hs, f->R, 4 * h, f->gh);
+    if (st) return st;
+    for (int64_t b = 0; b < f->batch; b++) {
+        float *pre = f->gh + b * 4 * h, *gi = pre, *go = pre + h, *gf = pre + 2 * h, *gc = pre + 3 * h;
+        float *c = f->cs + b * h, *hb = f->hs + b * h, *y = rf_y(f, t, b), *tmp = f->tmp;
+        const float *x = rf_gx(f, t, b), *P = f->P;
+        rf_add(pre, x, 4 * h);
+        if (P)
+            for (int64_t i = 0; i < h; i++) {
+                gi[i] += P[i] * c[i];
+                gf[i] += P[2 * h + i] * c[i];
+            }
+        rf_clip(gi, h, clip, cl);
+        rf_clip(gf, 2 * h, clip, cl);   /* f and c */
+        rk_rnn_act_f32(gi, h, f->af);
+        if (p->input_forget)
+            for (int64_t i = 0; i < h; i++) gf[i] = 1.0f - gi[i];
+        else
+            rk_rnn_act_f32(gf, h, f->af);
+        rk_rnn_act_f32(gc, h, f->ag);
+        for (int64_t i = 0; i < h; i++) c[i] = gf[i] * c[i] + gi[i] * gc[i];
+        if (P)
+            for (int64_t i = 0; i < h; i++) go[i] += P[h + i] * c[i];
+        rf_clip(go, h, clip, cl);
+        rk_rnn_act_f32(go, h, f->af);
+        memcpy(tmp, c, sizeof(float) * (size_t)h);
+        rf_clip(tmp, h, clip, cl);
+        rk_rnn_act_f32(tmp, h, f->ah);
+        for (int64_t i = 0; i < h; i++) {
+            hb[i] = go[i] * tmp[i];
+            y[i] = hb[i];
+        }
+    }
+    return RLX_OK;
+}
+
+typedef int (*rf_step_fn)(Rf *, int64_t);
+
+/* RNN_SMALL: compiled for size, as its own loops run once per call (the
+ * steps and products it calls are where the time goes). */
+static RNN_SMALL int rf_run(rk_ctx *ctx, const void *params, const void *const *in, void *const *out, rf_step_fn step) {
+    const rk_rnn_f32_params *p = params;
+    if (p->cell < 0 || p->cell > 2 || p->seq < 0 || p->batch < 0 || p->input < 0 || p->hidden < 0 ||
+        p->direction < 0 || p->direction > 2 || p->w_step < 0 || p->r_step < 0 || p->r_split < 0)
+        return RLX_E_ARG;
+    int64_t cell = p->cell, seq = p->seq, batch = p->batch, hid = p->hidden, nin = p->input;
+    int64_t dirs = p->direction == 2 ? 2 : 1, nacts = cell + 1, g = rf_gates(cell) * hid;
+    for (int64_t k = 0; k < nacts * dirs; k++)
+        if (p->acts[k] != RS_ACT_SIGMOID && p->acts[k] != RS_ACT_TANH && p->acts[k] != RS_ACT_RELU) return RLX_E_ARG;
+    if (!ctx || !ctx->scratch || ctx->scratch_per_thread < rk_rnn_f32_scratch(cell, seq, batch, hid))
+        return RLX_E_ARG;   /* the plan reserves it */
+    int64_t tb = rf_block(seq, batch, g);
+    float *gx = rk_align64f(ctx->scratch), *gh = gx + tb * batch * g, *hs = gh + batch * g, *cs = hs + batch * hid;
+    float *tmp = cs + batch * hid, *bx = tmp + batch * hid, *rbh = bx + g;
+    const float *X = in[0], *B = p->has_b ? in[3] : NULL, *H0 = p->has_h0 ? in[5] : NULL;
+    const float *C0 = cell == 2 && p->has_c0 ? in[6] : NULL;
+    for (int64_t d = 0; d < dirs; d++) {
+        Rf f = {p, d, dirs, g, hid, batch, 0, 0, p->acts[d * nacts], nacts > 1 ? p->acts[d * nacts + 1] : 0,
+                nacts > 2 ? p->acts[d * nacts + 2] : 0, (const float *)in[2] + d * p->r_step,
+                cell == 2 && p->has_p ? (const float *)in[7] + d * 3 * hid : NULL, gx, gh, hs, cs, tmp, rbh,
+                out[0], H0 != NULL};
+        const float *Wd = (const float *)in[1] + d * p->w_step, *Bd = B ? B + d * 2 * g : NULL;
+        for (int64_t j = 0; j < g; j++) bx[j] = Bd ? Bd[j] + (cell == 1 && j >= 2 * hid ? 0.0f : Bd[g + j]) : 0.0f;
+        for (int64_t j = 0; j < hid; j++) rbh[j] = cell == 1 && Bd ? Bd[g + 2 * hid + j] : 0.0f;
+        for (int64_t b = 0; b < batch; b++) {
+            int64_t st = (p->layout ? b * dirs + d : d * batch + b) * hid;
+            for (int64_t i = 0; i < hid; i++) {
+                hs[b * hid + i] = H0 ? H0[st + i] : 0.0f;
+                cs[b * hid + i] = C0 ? C0[st + i] : 0.0f;
+            }
+        }
+        int reverse = p->direction == 1 || d == 1;
+        for (int64_t k0 = 0; k0 < seq; k0 += tb) {
+            f.nt = seq - k0 < tb ? seq - k0 : tb;
+            f.t0 = reverse ? seq - k0 - f.nt : k0;
+            int st = RLX_OK;
+            if (p->layout)
+                for (int64_t b = 0; b < batch && !st; b++)
+                    st = rf_product(X + (b * seq + f.t0) * nin, f.nt, nin, Wd, g, gx + b * f.nt * g);
+            else
+                st = rf_product(X + f.t0 * batch * nin, f.nt * batch, nin, Wd, g, gx);
+            if (st) return st;
+            for (int64_t r = 0; r < f.nt * batch; r++) rf_add(gx + r * g, bx, g);
+            for (int64_t k = 0; k < f.nt; k++) {
+                st = step(&f, reverse ? f.t0 + f.nt - 1 - k : f.t0 + k);
+                if (st) return st;
+                f.have_h = 1;
+            }
+        }
+        /* the final state (zeros for an empty sequence, as rk_rnn) */
+        for (int64_t b = 0; b < batch; b++) {
+            int64_t st = (p->layout ? b * dirs + d : d * batch + b) * hid;
+            for (int64_t i = 0; i < hid; i++) {
+                ((float *)out[1])[st + i] = seq ? hs[b * hid + i] : 0.0f;
+                if (cell == 2) ((float *)out[2])[st + i] = seq ? cs[b * hid + i] : 0.0f;
+            }
+        }
+    }
+    return RLX_OK;
+}
+
+int rk_rnn_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    int64_t cell = ((const rk_rnn_f32_params *)params)->cell;
+    return rf_run(ctx, params, in, out, cell == 0 ? rf_rnn_step : cell == 1 ? rf_gru_step : rf_lstm_step);
+}
+
+/* One cell's entries (rk_kernels.def KI): a model links only its cells' steps. */
+int rk_rnn_f32_rnn(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    if (((const rk_rnn_f32_params *)params)->cell != 0) return RLX_E_ARG;
+    return rf_run(ctx, params, in, out, rf_rnn_step);
+}
+
+int rk_rnn_f32_gru(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    if (((const rk_rnn_f32_params *)params)->cell != 1) return RLX_E_ARG;
+    return rf_run(ctx, params, in, out, rf_gru_step);
+}
+
+int rk_rnn_f32_lstm(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    if (((const rk_rnn_f32_params *)params)->cell != 2) return RLX_E_ARG;
+    return rf_run(ctx, params, in, out, rf_lstm_step);
 }
 
 /* ---- Einsum ---- */

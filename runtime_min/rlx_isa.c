@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "rlx_rt.h"
+#include "rk_rnn.h"
 
 enum { ISA_PORTABLE, ISA_AVX2, ISA_AVX512, ISA_NEON };
 static const char *const isa_names[] = {"portable", "avx2", "avx512", "neon"};
@@ -128,4 +129,17 @@ static int isa_level(void) {
         }                                                                                         \
     }
 RK_ISA_KERNELS(RK_ENTRY)
+
+/* The f32 recurrent kernel's activations (rk_rnn_f32.c): a helper, not a
+ * kernel, dispatched the same way. */
+void rk_rnn_act_f32_portable(float *y, int64_t n, int64_t act);
+void rk_rnn_act_f32_avx2(float *y, int64_t n, int64_t act);
+void rk_rnn_act_f32_avx512(float *y, int64_t n, int64_t act);
+void rk_rnn_act_f32(float *y, int64_t n, int64_t act) {
+    switch (isa_level()) {
+    case ISA_AVX512: rk_rnn_act_f32_avx512(y, n, act); break;
+    case ISA_AVX2: rk_rnn_act_f32_avx2(y, n, act); break;
+    default: rk_rnn_act_f32_portable(y, n, act); break;
+    }
+}
 #endif

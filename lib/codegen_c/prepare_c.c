@@ -18,6 +18,7 @@
 #include "rlx.h"
 #include "../../runtime_min/rk_gemm.h"
 #include "../../runtime_min/rlx_rt.h"
+#include "../passes/passes.h"
 #include "c.h"
 
 /* The weight's floats, copied to aligned memory (weight bytes may sit
@@ -28,10 +29,11 @@ static float *aligned_copy(const RlxValue *w) {
     return src;
 }
 
-/* Input 1 of node becomes a new 1-D f32 weight holding `bytes` of packed
- * data, named after the original weight, `what` and the node. */
-static void replace_weight(RlxGraph *g, int node, const char *what, const float *packed, size_t bytes) {
-    int wv = g->n[node].in[1];
+/* Input k of node (1 for replace_weight) becomes a new 1-D f32 weight
+ * holding `bytes` of packed data, named after the original weight, `what`
+ * and the node. */
+static void replace_input(RlxGraph *g, int node, int k, const char *what, const float *packed, size_t bytes) {
+    int wv = g->n[node].in[k];
     int pv = rlx_value_add(g, rlx_fmt("%s.%s_for_%s", g->v[wv].name, what, g->n[node].name));
     RlxValue *p = &g->v[pv];
     p->dtype = RLX_F32;
@@ -40,7 +42,11 @@ static void replace_weight(RlxGraph *g, int node, const char *what, const float 
     p->flags = RLX_V_WEIGHT;
     p->producer = -1;
     p->data = (const uint8_t *)packed;
-    g->n[node].in[1] = pv;
+    g->n[node].in[k] = pv;
+}
+
+static void replace_weight(RlxGraph *g, int node, const char *what, const float *packed, size_t bytes) {
+    replace_input(g, node, 1, what, packed, bytes);
 }
 
 /* A conv's kernel shape moves to its attribute before its weights become
@@ -299,6 +305,49 @@ static void fuse_pw_dw(RlxGraph *g) {
     if (fused) rlx_schedule(g);
 }
 
+/* An RNN/GRU/LSTM's W and R packed for the GEMM's few-rows entry, per
+ * direction, for the f32 recurrent kernel (rk_rnn.c, rk_rnn_f32): W_d^T
+ * (K = input, N = gates x hidden), R_d^T (K = hidden); GRU's R in two
+ * parts, its z and r rows and its h rows, which it multiplies apart. The
+ * node keeps its hidden size and the parts' offsets in attributes, since
+ * W and R become 1-D (ext_rnn.c lowers it to rk_rnn_f32). */
+static size_t pack_rows(const float *src, int64_t rows, int64_t k, float *dst) {
+    size_t bytes = rk_sgemm_packed_b_size(rows, k);
+    if (dst) rk_sgemm_pack_b(rows, k, src, k, 1, dst);
+    return bytes / sizeof(float);
+}
+
+static void prepack_rnn(RlxGraph *g, int node) {
+    if (!rlx_rnn_packable(g, node)) return;
+    RlxNode *n = &g->n[node];
+    const RlxValue *w = &g->v[n->in[1]], *r = &g->v[n->in[2]];
+    int64_t dirs = w->dims[0], gh = w->dims[1], input = w->dims[2], hid = r->dims[2];
+    int gru = n->op == RLX_OP_GRU;
+    if (!input || !gh) return;
+    int64_t split = gru ? pack_rows(NULL, 2 * hid, hid, NULL) : 0;
+    int64_t wstep = pack_rows(NULL, gh, input, NULL);
+    int64_t rstep = gru ? split + pack_rows(NULL, hid, hid, NULL) : pack_rows(NULL, gh, hid, NULL);
+    float *ws = aligned_copy(w), *rs = aligned_copy(r);
+    float *wp = rlx_alloc(sizeof(float) * (size_t)(dirs * wstep)), *rp = rlx_alloc(sizeof(float) * (size_t)(dirs * rstep));
+    for (int64_t d = 0; d < dirs; d++) {
+        pack_rows(ws + d * gh * input, gh, input, wp + d * wstep);
+        const float *rd = rs + d * gh * hid;
+        if (gru) {
+            pack_rows(rd, 2 * hid, hid, rp + d * rstep);
+            pack_rows(rd + 2 * hid * hid, hid, hid, rp + d * rstep + split);
+        } else {
+            pack_rows(rd, gh, hid, rp + d * rstep);
+        }
+    }
+    replace_input(g, node, 1, "packed", wp, sizeof(float) * (size_t)(dirs * wstep));
+    replace_input(g, node, 2, "packed", rp, sizeof(float) * (size_t)(dirs * rstep));
+    rlx_attr_add(g, node, "rlx_rnn_packed", RLX_A_INT)->i = 1;
+    rlx_attr_add(g, node, "rlx_rnn_hidden", RLX_A_INT)->i = hid;
+    rlx_attr_add(g, node, "rlx_rnn_w_step", RLX_A_INT)->i = wstep;
+    rlx_attr_add(g, node, "rlx_rnn_r_step", RLX_A_INT)->i = rstep;
+    rlx_attr_add(g, node, "rlx_rnn_r_split", RLX_A_INT)->i = split;
+}
+
 void rlx_c_prepare(RlxGraph *g, const RlxOptions *opt) {
     if (opt->blas) return;   /* OpenBLAS takes plain operands */
     int winograd = opt->winograd;
@@ -307,6 +356,10 @@ void rlx_c_prepare(RlxGraph *g, const RlxOptions *opt) {
         RlxNode *n = &g->n[node];
         if (n->op == RLX_OP_CONV) {
             if (!winograd || !prepack_wino(g, node)) prepack_conv(g, node);
+            continue;
+        }
+        if (n->op == RLX_OP_RNN || n->op == RLX_OP_GRU || n->op == RLX_OP_LSTM) {
+            prepack_rnn(g, node);
             continue;
         }
         if (n->op != RLX_OP_MATMUL && n->op != RLX_OP_GEMM) continue;

@@ -10,6 +10,8 @@
  *     weights in a product too small to thread: the same bits, no scratch,
  *     and the general GEMM is not linked unless another thunk needs it;
  *   - conv_transpose_f32: scratch for its product path (col = W^T X);
+ *   - rnn_f32 (RNN/GRU/LSTM on weights prepare_c.c packed): its projections
+ *     and state;
  *   - every kernel's per-thread scratch (GEMM packing, im2col, Winograd,
  *     the fused bands, DFT, determinants; rk_mixed.c's blocks where a
  *     convolution's or GEMM's operands are stored in other types than f32).
@@ -24,6 +26,7 @@
 #include "../passes/passes.h"
 #include "../target.h"
 #include "../../runtime_min/rk_gemm.h"
+#include "../../runtime_min/rk_rnn.h"
 #include "../../runtime_min/rk_signal.h"
 #include "c.h"
 
@@ -214,6 +217,14 @@ void *rlx_c_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
             rlx_tk_get_a(t, "in_dims", in_dims);
             t->scratch = (int64_t)rk_conv_transpose_scratch(rlx_tk_get_i(t, "c"), rlx_tk_get_i(t, "oc"),
                                                             rlx_tk_get_i(t, "group"), k, in_dims);
+            break;
+        }
+        case RLX_K_rnn_f32: {   /* the entry of its cell only */
+            static const RlxKernelImpl cells[3] = {RLX_KI_rnn_f32_rnn, RLX_KI_rnn_f32_gru, RLX_KI_rnn_f32_lstm};
+            int64_t cell = rlx_tk_get_i(t, "cell");
+            if (cell >= 0 && cell <= 2) t->impl = cells[cell];
+            t->scratch = (int64_t)rk_rnn_f32_scratch(rlx_tk_get_i(t, "cell"), rlx_tk_get_i(t, "seq"),
+                                                     rlx_tk_get_i(t, "batch"), rlx_tk_get_i(t, "hidden"));
             break;
         }
         case RLX_K_dft: t->scratch = (int64_t)rk_dft_scratch(rlx_tk_get_i(t, "n")); break;

@@ -31,6 +31,7 @@
 
 #include "passes.h"
 #include "rk_rnn.h"
+#include "rlx_scalar.h"
 
 /* ---- recurrent ops ---- */
 
@@ -179,8 +180,11 @@ static Recur recur_params(const RlxGraph *g, int node) {
     r.seq = x->dims[r.layout ? 1 : 0];
     r.batch = x->dims[r.layout ? 0 : 1];
     r.input = x->dims[2];
-    rlx_want_rank(g, node, 2, 3, 3);
-    r.hidden = rv->dims[2];
+    /* W and R packed for the C target's f32 kernel (rlx_rnn_packable):
+     * their shapes were checked before, and hidden is kept in an attribute */
+    int packed = rlx_attr_i(n, "rlx_rnn_packed", 0) != 0;
+    if (!packed) rlx_want_rank(g, node, 2, 3, 3);
+    r.hidden = packed ? rlx_attr_i(n, "rlx_rnn_hidden", 0) : rv->dims[2];
     const RlxAttr *hs = rlx_attr_get(n, "hidden_size");
     if (hs && hs->i != r.hidden)
         rlx_node_error(g, node, "hidden_size is %lld but R '%s' has shape %s (want [%d, %lld, %lld])",
@@ -202,8 +206,8 @@ static Recur recur_params(const RlxGraph *g, int node) {
         /* all alike, but X as the precision pass stores it (RLX_V_STORAGE) */
         if (k > 1 || !(g->v[n->in[0]].flags & RLX_V_STORAGE)) rlx_want_same_dtype(g, node, k > 1 ? 1 : 0, k);
         switch (k) {
-        case 1: want_shape(g, node, k, roles[k], 3, wdims); break;
-        case 2: want_shape(g, node, k, roles[k], 3, rdims); break;
+        case 1: if (!packed) want_shape(g, node, k, roles[k], 3, wdims); break;
+        case 2: if (!packed) want_shape(g, node, k, roles[k], 3, rdims); break;
         case 3: want_shape(g, node, k, roles[k], 2, bdims); break;
         case 5: case 6: want_shape(g, node, k, roles[k], 3, sdims); break;
         default: want_shape(g, node, k, roles[k], 2, pdims); break;
@@ -232,11 +236,66 @@ static void infer_recurrent(RlxGraph *g, int node, RlxShape *outs) {
     }
 }
 
+/* The f32 kernel's activation code for an rk_rnn.h one, -1 if it has none. */
+static int64_t f32_act(int64_t code) {
+    return code == RK_ACT_SIGMOID ? RS_ACT_SIGMOID : code == RK_ACT_TANH ? RS_ACT_TANH
+         : code == RK_ACT_RELU ? RS_ACT_RELU : -1;
+}
+
+int rlx_rnn_packable(const RlxGraph *g, int node) {
+    const RlxNode *n = &g->n[node];
+    if (n->op != RLX_OP_RNN && n->op != RLX_OP_GRU && n->op != RLX_OP_LSTM) return 0;
+    if (rlx_has_input(g, node, 4) || !rlx_is_const(g, n->in[1]) || !rlx_is_const(g, n->in[2])) return 0;
+    for (int k = 0; k < n->nin; k++)
+        if (rlx_has_input(g, node, k) && g->v[n->in[k]].dtype != RLX_F32) return 0;
+    for (int k = 0; k < n->nout; k++)
+        if (n->out[k] >= 0 && g->v[n->out[k]].dtype != RLX_F32) return 0;
+    Recur r = recur_params(g, node);
+    for (int k = 0; k < r.nacts * r.dirs; k++)
+        if (f32_act(r.acts[k]) < 0) return 0;
+    return r.hidden > 0;
+}
+
+/* The C target's f32 kernel on W and R packed by its prepare (prepare_c.c). */
+static void lower_packed(RlxLower *L, int node, const Recur *r) {
+    const RlxGraph *g = L->g;
+    const RlxNode *n = &g->n[node];
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_rnn_f32, node);
+    for (int k = 0; k < 8; k++) rlx_tk_in(L, t, k != 4 && rlx_has_input(g, node, k) ? n->in[k] : -1);
+    for (int k = 0; k < r->nout; k++) rlx_tk_out(L, t, n->out[k]);
+    if (r->nout == 2) rlx_tk_out(L, t, -1);
+    rlx_tk_i(t, "cell", r->cell);
+    rlx_tk_i(t, "seq", r->seq);
+    rlx_tk_i(t, "batch", r->batch);
+    rlx_tk_i(t, "input", r->input);
+    rlx_tk_i(t, "hidden", r->hidden);
+    rlx_tk_i(t, "direction", r->direction);
+    rlx_tk_i(t, "layout", r->layout);
+    rlx_tk_i(t, "has_b", rlx_has_input(g, node, 3));
+    rlx_tk_i(t, "has_h0", rlx_has_input(g, node, 5));
+    rlx_tk_i(t, "has_c0", rlx_has_input(g, node, 6));
+    rlx_tk_i(t, "has_p", rlx_has_input(g, node, 7));
+    rlx_tk_i(t, "input_forget", r->cell == 2 && rlx_attr_i(n, "input_forget", 0));
+    rlx_tk_i(t, "linear_before_reset", r->cell == 1 && rlx_attr_i(n, "linear_before_reset", 0));
+    rlx_tk_i(t, "has_clip", rlx_attr_get(n, "clip") != NULL);
+    rlx_tk_f(t, "clip", rlx_attr_f(n, "clip", 0));
+    int64_t acts[6];
+    for (int k = 0; k < r->nacts * r->dirs; k++) acts[k] = f32_act(r->acts[k]);
+    rlx_tk_a(t, "acts", acts, r->nacts * r->dirs);
+    rlx_tk_i(t, "w_step", rlx_attr_i(n, "rlx_rnn_w_step", 0));
+    rlx_tk_i(t, "r_step", rlx_attr_i(n, "rlx_rnn_r_step", 0));
+    rlx_tk_i(t, "r_split", rlx_attr_i(n, "rlx_rnn_r_split", 0));
+}
+
 static void lower_recurrent(RlxLower *L, int node) {
     const RlxGraph *g = L->g;
     const RlxNode *n = &g->n[node];
     Recur r = recur_params(g, node);
     RLX_ASSERT(n->nout == r.nout);
+    if (rlx_attr_i(n, "rlx_rnn_packed", 0)) {
+        lower_packed(L, node, &r);
+        return;
+    }
     RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_rnn, node);
     for (int k = 0; k < 8; k++) rlx_tk_in(L, t, rlx_has_input(g, node, k) ? n->in[k] : -1);
     for (int k = 0; k < r.nout; k++) rlx_tk_out(L, t, n->out[k]);

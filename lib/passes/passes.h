@@ -74,4 +74,9 @@ int rlx_lower_ext(RlxLower *L, int node);
 RLX_FAMILIES(F)
 #undef F
 
+/* Whether the C target may pack an RNN/GRU/LSTM's W and R for its f32
+ * kernel (rk_rnn_f32, ext_rnn.c): every tensor f32, W and R constant, no
+ * sequence_lens, activations Sigmoid, Tanh or Relu. */
+int rlx_rnn_packable(const RlxGraph *g, int node);
+
 #endif
