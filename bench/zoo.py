@@ -139,6 +139,12 @@ MODELS = {
 
 def main():
     args = sys.argv[1:]
+    if args and args[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return
+    if any(a.startswith("-") for a in args):
+        sys.exit("zoo.py: unknown option '%s' (usage: bench/zoo.py [OUTDIR] [NAME...])" %
+                 next(a for a in args if a.startswith("-")))
     outdir = os.path.join(ROOT, "build", "wzoo")
     if args and args[0] not in MODELS:
         outdir, args = args[0], args[1:]

@@ -496,6 +496,9 @@ static int l_batchnorm(const RlxGraph *g, const RlxThunk *t, const RlxTargetLimi
     rlx_gpu_const(l, "C", PI("c"));
     rlx_gpu_const(l, "HW", PI("hw"));
     rlx_gpu_define(l, "EPS", float_lit(PF("eps")));
+    rlx_gpu_const(l, "ACT", PI("act"));
+    rlx_gpu_define(l, "ACT_A", float_lit(PF("act_a")));
+    rlx_gpu_define(l, "ACT_B", float_lit(PF("act_b")));
     rlx_gpu_grid_1d(l, PI("n") * PI("c") * PI("hw"), 128, lim);
     return 1;
 }

@@ -1,8 +1,9 @@
 /* fuse.c - epilogue and elementwise fusion.  require: inferred, legalized, scheduled
  *
- * Epilogues first (targeted patterns before generic regions): a MatMul or
- * Gemm whose single reader is an Add of a bias (MatMul: a constant [n]), an
- * Add of a tensor of its own shape (a residual), or an activation that the
+ * Epilogues first (targeted patterns before generic regions): a MatMul,
+ * Gemm or Conv whose single reader is an Add of a bias (MatMul: a constant
+ * [n]), an Add of a tensor of its own shape (a residual), or an activation
+ * (a BatchNormalization: only an activation) that the
  * kernels apply with rlx_scalar.h's rs_act, takes that op into its own
  * epilogue (extra inputs 2 and 3, attributes rlx_act*): the kernel computes
  * act(x*w + bias + residual) in one pass over its output. Two activations
@@ -294,7 +295,10 @@ void rlx_fuse_epilogues(RlxGraph *g) {
         int node = g->order[s];
         RlxNode *n = &g->n[node];
         int is_conv = n->op == RLX_OP_CONV && g->v[n->in[0]].rank <= 4;   /* conv2d_f32 has the epilogue */
-        if (n->dead || (n->op != RLX_OP_MATMUL && n->op != RLX_OP_GEMM && !is_conv) ||
+        /* a BatchNormalization that no convolution took (DenseNet's, on a
+         * Concat) takes its activation, not an Add */
+        int is_bn = n->op == RLX_OP_BATCHNORM && n->nout == 1;
+        if (n->dead || (n->op != RLX_OP_MATMUL && n->op != RLX_OP_GEMM && !is_conv && !is_bn) ||
             g->v[n->out[0]].dtype != RLX_F32)
             continue;
         for (;;) {
@@ -329,6 +333,7 @@ void rlx_fuse_epilogues(RlxGraph *g) {
             int act = (int)rlx_attr_i(n, "rlx_act", 0);
             if (act) break;   /* nothing fuses after the activation */
             const RlxValue *yv = &g->v[y], *out = &g->v[c->out[0]];
+            if (is_bn && c->op == RLX_OP_ADD) break;
             if (c->op == RLX_OP_ADD && c->nin == 2 && !has_res) {
                 int other = c->in[0] == y ? c->in[1] : c->in[0];
                 if (other == y || other < 0) break;

@@ -570,6 +570,9 @@ static void lower_node(RlxLower *L, int node) {
         rlx_tk_i(t, "c", x->rank > 1 ? x->dims[1] : 1);
         rlx_tk_i(t, "hw", rlx_prod(x->dims, 2, x->rank));
         rlx_tk_f(t, "eps", rlx_attr_f(n, "epsilon", 1e-5));
+        rlx_tk_i(t, "act", rlx_attr_i(n, "rlx_act", 0));   /* fuse.c */
+        rlx_tk_f(t, "act_a", rlx_attr_f(n, "rlx_act_a", 0));
+        rlx_tk_f(t, "act_b", rlx_attr_f(n, "rlx_act_b", 0));
         return;
     case RLX_OP_LAYERNORM: {
         int axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", -1), x->rank);

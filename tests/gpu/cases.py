@@ -150,6 +150,21 @@ def conv_depthwise_relu(m, r):
 
 # ---- normalizations, reductions, pooling ----
 
+def batchnorm_concat_relu(m, r):
+    # DenseNet's pre-activation: a BatchNormalization no convolution takes
+    # (its input is a Concat), with its Relu fused into it (fuse.c)
+    m.inp("x", randn(r, 1, 6, 7, 9))
+    m.inp("x2", randn(r, 1, 4, 7, 9))
+    m.weight("s", randn(r, 10))
+    m.weight("b", randn(r, 10))
+    m.weight("mu", randn(r, 10))
+    m.weight("var", np.abs(randn(r, 10)) + 0.1)
+    m.node("Concat", ["x", "x2"], "c", axis=1)
+    m.node("BatchNormalization", ["c", "s", "b", "mu", "var"], "n")
+    m.node("Relu", ["n"], "y")
+    m.out("y", np.zeros((1, 10, 7, 9), F32))
+
+
 def softmax_long_rows(m, r):
     x = m.inp("x", randn(r, 3, 1000) * 5)
     m.out("y", np.zeros((3, 1000), F32))
@@ -256,7 +271,8 @@ def avgpool_count_pad(m, r):
 
 CASES = [transpose_odd, slice_negative_steps, expand_broadcast, concat_split_i64, gather_negative, pad_reflect,
          big_grid_add, region_mixed_types, matmul_batched_broadcast, gemm_trans_bias, gemv_row,
-         conv_strided_dilated_grouped, conv_depthwise_relu, softmax_long_rows, logsoftmax_middle, layernorm_wide,
+         conv_strided_dilated_grouped, conv_depthwise_relu, batchnorm_concat_relu, softmax_long_rows,
+         logsoftmax_middle, layernorm_wide,
          reduce_mean_axes, reduce_sum_int, reduce_sum_long_all, reduce_logsumexp_long_strided,
          reduce_max_prod_int_long, reduce_l2_f64_long, argmax_ties, maxpool_pads_indices, maxpool_i8_u8,
          avgpool_count_pad]

@@ -554,6 +554,43 @@ Test(fuse_patterns, batchnorm_with_a_runtime_mean_stays, .fini = cleanup) {
     cr_assert_eq(producer(y)->op, RLX_OP_BATCHNORM);
 }
 
+/* A BatchNormalization on a value no convolution made (DenseNet's, on a
+ * Concat) takes a Relu after it into its kernel, but not an Add. */
+static int bn_of_input(int *y_out) {
+    int x = input("x", DIMS(1, 2, 3, 3));
+    int sc = weightf("scale", DIMS(2), (const float[]){3, -1});
+    int be = weightf("beta", DIMS(2), (const float[]){0.25f, 1});
+    int mu = weightf("mean", DIMS(2), (const float[]){0.5f, 4});
+    int var = weightf("var", DIMS(2), (const float[]){3.75f, 3.75f});
+    *y_out = node("BatchNormalization", IDS(x, sc, be, mu, var));
+    return x;
+}
+
+Test(fuse_epilogue, batchnorm_takes_its_relu, .fini = cleanup) {
+    fresh();
+    int y;
+    bn_of_input(&y);
+    int r = node("Relu", IDS(y));
+    output(r);
+    compile(1);
+    cr_assert_eq(live_total(), 1);
+    const RlxNode *n = producer(r);
+    cr_assert_eq(n->op, RLX_OP_BATCHNORM);
+    cr_assert_eq(rlx_attr_i(n, "rlx_act", 0), RS_ACT_RELU);
+}
+
+Test(fuse_epilogue, batchnorm_leaves_an_add, .fini = cleanup) {
+    fresh();
+    int y;
+    int x = bn_of_input(&y);
+    int a = node("Add", IDS(y, x));
+    output(a);
+    compile(1);
+    cr_assert_eq(live_count(RLX_OP_BATCHNORM), 1);
+    cr_assert_eq(rlx_attr_i(producer(y), "rlx_act", 0), 0);
+    cr_assert_neq(producer(a)->op, RLX_OP_BATCHNORM, "the Add is not taken");
+}
+
 /* ---- (d) Transpose into MatMul ---- */
 
 Test(fuse_patterns, transpose_of_b_folds, .fini = cleanup) {

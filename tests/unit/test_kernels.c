@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rlx_rt.h"
+#include "rlx_scalar.h"
 
 /* the GEMM kernels pack into the context's scratch */
 static uint8_t scratch_buf[4 << 20];
@@ -382,6 +383,29 @@ Test(kernels, batchnorm) {
     p.eps = 0.25;
     cr_assert_eq(rk_batchnorm_f32(&ctx, &p, IN(x, scale, shift, mean, var), OUT(y)), 0);
     cr_expect_float_eq(y[1], 1.5f, 1e-6);
+}
+
+Test(kernels, batchnorm_with_activation) {
+    /* one channel, (x - 1) / sqrt(1) * 2 + 0.5, then ReLU (fuse.c's BatchNorm
+     * + Relu): 11 elements, so the eight-wide part and the rest both run;
+     * ReLU keeps NaN and gives +0 for -0 (rs_relu) */
+    float x[11] = {-2, 1, 3, 0.75f, 0.5f, 2, NAN, 4, -1, 1.25f, 10}, scale[1] = {2}, shift[1] = {0.5f},
+          mean[1] = {1}, var[1] = {1}, y[11];
+    const float want[11] = {0, 0.5f, 4.5f, 0, 0, 2.5f, NAN, 6.5f, 0, 1, 18.5f};
+    rk_batchnorm_f32_params p = {.n = 1, .c = 1, .hw = 11, .eps = 0, .act = RS_ACT_RELU};
+    cr_assert_eq(rk_batchnorm_f32(&ctx, &p, IN(x, scale, shift, mean, var), OUT(y)), 0);
+    for (int i = 0; i < 11; i++) {
+        if (isnan(want[i])) cr_expect(isnan(y[i]), "element %d: NaN expected", i);
+        else cr_expect(y[i] == want[i] && !signbit(y[i]), "element %d: got %g, want %g", i, (double)y[i], (double)want[i]);
+    }
+    /* another activation goes through rs_act: HardSigmoid 0.2 x + 0.5, clamped */
+    p.act = RS_ACT_HARDSIGMOID;
+    p.act_a = 0.2;
+    p.act_b = 0.5;
+    cr_assert_eq(rk_batchnorm_f32(&ctx, &p, IN(x, scale, shift, mean, var), OUT(y)), 0);
+    cr_expect_float_eq(y[0], 0.0f, 1e-7);    /* -5.5 -> 0 */
+    cr_expect_float_eq(y[1], 0.6f, 1e-7);    /* 0.5 -> 0.6 */
+    cr_expect_float_eq(y[10], 1.0f, 1e-7);   /* 18.5 -> 1 */
 }
 
 Test(kernels, layernorm) {
