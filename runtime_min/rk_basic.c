@@ -309,24 +309,54 @@ static void bn_row(float *restrict y, const float *restrict x, int64_t n, float 
     for (; i < n; i++) y[i] = relu ? rs_relu((x[i] - mu) * g + beta) : (x[i] - mu) * g + beta;
 }
 
+/* The (batch, channel) rows of one BatchNormalization, split over threads
+ * in contiguous runs (as the poolings split their planes); a row is computed
+ * the same way whichever thread takes it. */
+typedef struct {
+    const rk_batchnorm_f32_params *p;
+    const void *const *in;
+    float *y;
+    rk_queue *q;
+    int64_t ntasks;
+} BnRun;
+
+#define BN_RUNS 4
+#define BN_THREAD_MIN (1 << 16)   /* elements below which one thread does it all */
+
+static void bn_one(const BnRun *B, int64_t row) {
+    const rk_batchnorm_f32_params *p = B->p;
+    const float *x = B->in[0], *scale = B->in[1], *shift = B->in[2], *mean = B->in[3], *var = B->in[4];
+    int64_t ch = row % p->c;
+    float mu = mean[ch], g = scale[ch] / sqrtf(var[ch] + (float)p->eps), beta = shift[ch];
+    const float *xr = x + row * p->hw;
+    float *yr = B->y + row * p->hw;
+    if (p->act == RS_ACT_NONE || p->act == RS_ACT_RELU)   /* DenseNet's BatchNorm + ReLU: one pass */
+        bn_row(yr, xr, p->hw, mu, g, beta, p->act == RS_ACT_RELU);
+    else
+        for (int64_t i = 0; i < p->hw; i++)
+            yr[i] = rs_act((xr[i] - mu) * g + beta, (int)p->act, (float)p->act_a, (float)p->act_b);
+}
+
+static void bn_task(void *arg, int tid) {
+    const BnRun *B = arg;
+    int64_t rows = B->p->n * B->p->c;
+    for (int64_t cursor = 0, r = -1, r1 = 0; rk_next_item(B->q, (int)B->ntasks, tid, BN_RUNS, rows, &cursor, &r, &r1);)
+        bn_one(B, r);
+}
+
 int rk_batchnorm_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_batchnorm_f32_params *p = params;
-    (void)ctx;
     if (p->n < 0 || p->c < 0 || p->hw < 0) return RLX_E_ARG;
-    const float *x = in[0], *scale = in[1], *shift = in[2], *mean = in[3], *var = in[4];
-    float *y = out[0];
-    for (int64_t b = 0; b < p->n; b++) {
-        for (int64_t ch = 0; ch < p->c; ch++) {
-            float mu = mean[ch], g = scale[ch] / sqrtf(var[ch] + (float)p->eps), beta = shift[ch];
-            const float *xr = x + (b * p->c + ch) * p->hw;
-            float *yr = y + (b * p->c + ch) * p->hw;
-            if (p->act == RS_ACT_NONE || p->act == RS_ACT_RELU)   /* DenseNet's BatchNorm + ReLU: one pass */
-                bn_row(yr, xr, p->hw, mu, g, beta, p->act == RS_ACT_RELU);
-            else
-                for (int64_t i = 0; i < p->hw; i++)
-                    yr[i] = rs_act((xr[i] - mu) * g + beta, (int)p->act, (float)p->act_a, (float)p->act_b);
-        }
-    }
+    int64_t rows = p->n * p->c;
+    if (!rows || !p->hw) return RLX_OK;
+    BnRun B = {p, in, out[0], NULL, 1};
+    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && rows * p->hw >= BN_THREAD_MIN ? ctx->nthreads : 1;
+    rk_queue q;
+    B.ntasks = rk_queue_init(&q, nt < rows ? nt : rows);
+    B.q = &q;
+    if (B.ntasks > 1) rk_pool_share(ctx->pool, (int)B.ntasks, bn_task, &B);
+    else
+        for (int64_t r = 0; r < rows; r++) bn_one(&B, r);
     return RLX_OK;
 }
 

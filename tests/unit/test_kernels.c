@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rlx_rt.h"
@@ -406,6 +407,29 @@ Test(kernels, batchnorm_with_activation) {
     cr_expect_float_eq(y[0], 0.0f, 1e-7);    /* -5.5 -> 0 */
     cr_expect_float_eq(y[1], 0.6f, 1e-7);    /* 0.5 -> 0.6 */
     cr_expect_float_eq(y[10], 1.0f, 1e-7);   /* 18.5 -> 1 */
+}
+
+Test(kernels, batchnorm_threads_same_bits) {
+    /* 3 x 37 rows of 999: above the threading threshold, rows split over
+     * 2 and 3 threads give the one-thread bytes */
+    int64_t n = 3, c = 37, hw = 999, total = n * c * hw;
+    float *x = malloc(sizeof(float) * (size_t)total), *y1 = malloc(sizeof(float) * (size_t)total),
+          *y2 = malloc(sizeof(float) * (size_t)total);
+    float scale[37], shift[37], mean[37], var[37];
+    for (int64_t i = 0; i < total; i++) x[i] = (float)((i * 7919) % 2003) / 1001.0f - 1.0f;
+    for (int k = 0; k < 37; k++) scale[k] = 0.5f + k / 37.0f, shift[k] = -0.25f, mean[k] = k / 74.0f, var[k] = 1 + k;
+    rk_batchnorm_f32_params p = {.n = n, .c = c, .hw = hw, .eps = 1e-5, .act = RS_ACT_RELU};
+    cr_assert_eq(rk_batchnorm_f32(&ctx, &p, IN(x, scale, shift, mean, var), OUT(y1)), 0);
+    for (int t = 2; t <= 3; t++) {
+        rk_pool *pool;
+        cr_assert_eq(rk_pool_new(t, &pool), 0);
+        rk_ctx tctx = {t, pool, NULL, 0};
+        memset(y2, 0, sizeof(float) * (size_t)total);
+        cr_assert_eq(rk_batchnorm_f32(&tctx, &p, IN(x, scale, shift, mean, var), OUT(y2)), 0);
+        cr_expect(!memcmp(y1, y2, sizeof(float) * (size_t)total), "%d threads differ from one", t);
+        rk_pool_free(pool);
+    }
+    free(x), free(y1), free(y2);
 }
 
 Test(kernels, layernorm) {
