@@ -115,6 +115,8 @@ static int isa_level(void) {
     return l;
 }
 
+int rlx_isa_sum_wide(void) { return isa_level() == ISA_AVX512; }
+
 /* Each entry of RK_ISA_KERNELS: its three variants declared, the chosen one
  * called. */
 #define RK_ENTRY(fn)                                                                              \
@@ -142,4 +144,9 @@ void rk_rnn_act_f32(float *y, int64_t n, int64_t act) {
     default: rk_rnn_act_f32_portable(y, n, act); break;
     }
 }
+#endif
+
+#if !defined(RK_DISPATCH)
+/* one variant: this file and rlx_rt.c are compiled for the same instruction set */
+int rlx_isa_sum_wide(void) { return 0; }
 #endif

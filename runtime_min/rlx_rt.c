@@ -275,12 +275,40 @@ static void sum_blocks(uint32_t *a, uint32_t *b, const uint8_t *p, size_t nblock
 }
 #endif
 
+/* The default x86-64 build compiles this file for the baseline (SSE2), where
+ * the sums take eight vector adds per block; on a CPU with AVX-512 one
+ * register holds all 16 lanes and a block takes two (rlx_isa.c says whether
+ * the kernels run AVX-512, and so whether this may). The same lanes, so the
+ * same sums: it is only faster (ResNet-18's 47 MB in the page cache: docs/robustness.md). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__AVX2__) && (defined(__clang__) || __GNUC__ >= 6)
+#define RLX_SUM_WIDE 1
+typedef uint32_t rlx_sum_vec16 __attribute__((vector_size(64)));
+
+__attribute__((target("avx512f"))) static void sum_blocks_512(uint32_t *sa, uint32_t *sb, const uint8_t *p,
+                                                              size_t nblocks) {
+    rlx_sum_vec16 a, b, w;
+    memcpy(&a, sa, 64);
+    memcpy(&b, sb, 64);
+    for (size_t k = 0; k < nblocks; k++, p += RLX_SUM_BLOCK) {
+        memcpy(&w, p, 64);
+        a += w;
+        b += a;
+    }
+    memcpy(sa, &a, 64);
+    memcpy(sb, &b, 64);
+}
+#endif
+
 void rlx_sum_add(rlx_sum *s, const void *data, size_t n) {
     const uint8_t *p = data;
     uint32_t a[RLX_SUM_LANES], b[RLX_SUM_LANES], w[RLX_SUM_LANES];
     memcpy(a, s->a, sizeof a);
     memcpy(b, s->b, sizeof b);
-    sum_blocks(a, b, p, n / RLX_SUM_BLOCK);
+#if defined(RLX_SUM_WIDE)
+    if (rlx_isa_sum_wide()) sum_blocks_512(a, b, p, n / RLX_SUM_BLOCK);
+    else
+#endif
+        sum_blocks(a, b, p, n / RLX_SUM_BLOCK);
     p += n / RLX_SUM_BLOCK * RLX_SUM_BLOCK;
     n %= RLX_SUM_BLOCK;
     if (n) {   /* the last, partial block: zero bytes after the data */

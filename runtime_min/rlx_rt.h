@@ -256,6 +256,9 @@ int rlx_check_weights_header(const rlx_model_info *info, const uint8_t *buf, siz
  * rlx_isa_init. rlx_isa_name gives "portable", "avx2", "avx512" or "neon". */
 int rlx_isa_init(void);
 const char *rlx_isa_name(void);
+/* Whether the kernels run the AVX-512 variant of a default x86-64 build
+ * (then the weights checksum may use AVX-512 too); 0 elsewhere. */
+int rlx_isa_sum_wide(void);
 
 /* The checksum of a weights file's data section (rlx_rt.c says why it
  * catches every flipped bit): 16 lanes of two 32-bit running sums over
