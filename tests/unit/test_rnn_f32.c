@@ -51,41 +51,21 @@ static void run_case(Case c) {
     float *b = rand_floats(dirs * 2 * g, 0.5f), *h0 = rand_floats(ns, 0.8f), *c0 = rand_floats(ns, 0.8f);
     float *pp = rand_floats(dirs * 3 * hid, 0.5f);
 
+    /* the fields both kernels' params share, set once for each */
+#define RNN_COMMON(q)                                                                                        \
+    do {                                                                                                     \
+        memset(&(q), 0, sizeof(q));                                                                          \
+        (q).cell = c.cell, (q).seq = c.seq, (q).batch = c.batch, (q).input = c.input, (q).hidden = hid;      \
+        (q).direction = c.direction, (q).layout = c.layout, (q).has_b = 1, (q).has_h0 = c.h0;                \
+        (q).has_c0 = c.c0, (q).has_p = c.peep, (q).input_forget = c.input_forget;                            \
+        (q).linear_before_reset = c.lbr, (q).has_clip = c.clip, (q).clip = 0.9;                              \
+    } while (0)
     rk_rnn_params ref;
-    memset(&ref, 0, sizeof ref);
-    ref.cell = c.cell;
+    RNN_COMMON(ref);
     ref.dtype = ref.x_dtype = ref.y_dtype = RLX_F32;
-    ref.seq = c.seq;
-    ref.batch = c.batch;
-    ref.input = c.input;
-    ref.hidden = hid;
-    ref.direction = c.direction;
-    ref.layout = c.layout;
-    ref.has_b = 1;
-    ref.has_h0 = c.h0;
-    ref.has_c0 = c.c0;
-    ref.has_p = c.peep;
-    ref.input_forget = c.input_forget;
-    ref.linear_before_reset = c.lbr;
-    ref.has_clip = c.clip;
-    ref.clip = 0.9;
     rk_rnn_f32_params p;
-    memset(&p, 0, sizeof p);
-    p.cell = c.cell;
-    p.seq = c.seq;
-    p.batch = c.batch;
-    p.input = c.input;
-    p.hidden = hid;
-    p.direction = c.direction;
-    p.layout = c.layout;
-    p.has_b = 1;
-    p.has_h0 = c.h0;
-    p.has_c0 = c.c0;
-    p.has_p = c.peep;
-    p.input_forget = c.input_forget;
-    p.linear_before_reset = c.lbr;
-    p.has_clip = c.clip;
-    p.clip = 0.9;
+    RNN_COMMON(p);
+#undef RNN_COMMON
     /* ONNX defaults (RNN tanh; GRU sigmoid, tanh; LSTM sigmoid, tanh, tanh), or Relu for RNN */
     static const int64_t gen[3][3] = {{RK_ACT_TANH}, {RK_ACT_SIGMOID, RK_ACT_TANH}, {RK_ACT_SIGMOID, RK_ACT_TANH, RK_ACT_TANH}};
     static const int64_t f32[3][3] = {{RS_ACT_TANH}, {RS_ACT_SIGMOID, RS_ACT_TANH}, {RS_ACT_SIGMOID, RS_ACT_TANH, RS_ACT_TANH}};
