@@ -81,13 +81,16 @@
 enum {
     MR = 6,       /* rows of a register tile */
     NR = 16,      /* columns of a register tile (two 8-float vectors) */
-    KC = 256,     /* at most this much of K per block */
+    KC = RK_SGEMM_KC,   /* at most this much of K per block (256; rk_gemm.h) */
     MC = 144,     /* rows of an A block (multiple of MR) */
-    NC = 2048,    /* columns of a B block (multiple of NR) */
+    NC = RK_SGEMM_NC,   /* columns of a B block (2048, a multiple of NR) */
     DIRECT_B_MAX_M = 2 * MR,  /* read B in place up to this many rows, */
     DIRECT_B_MAX_M_ODD_LDB = 8 * MR,  /* or this many if its row stride allows */
     DIRECT_A_MAX_N = 512      /* read A^T in place up to this many columns (full panels) */
 };
+
+/* rk_gemm.h's description of the packed layout (rk_sgemm_packed_b_cols) */
+typedef char rk_gemm_layout_as_described[NR == RK_SGEMM_COL_STEP ? 1 : -1];
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t roundup(int64_t x, int64_t r) { return (x + r - 1) / r * r; }

@@ -146,6 +146,24 @@ void rk_sgemm_rows(const rk_sgemm_args *args, int64_t m0, int64_t m1, void *scra
 void rk_sgemm_cols(const rk_sgemm_args *args, int64_t n0, int64_t n1, void *scratch);
 #define RK_SGEMM_COL_STEP 16
 
+/* The packed layout's cache block: K is packed in blocks of at most
+ * RK_SGEMM_KC rows, N in blocks of RK_SGEMM_NC columns (rk_gemm.c's KC and
+ * NC are these). A packed op(B) of one block each way (k <= RK_SGEMM_KC,
+ * n <= RK_SGEMM_NC) is its column panels one after the other, k x
+ * RK_SGEMM_COL_STEP floats each; so its columns [n0, n1) (n0 a multiple of
+ * RK_SGEMM_COL_STEP, and n1 too unless it is n) are the packed form of
+ * that k x (n1 - n0) op(B), from this many floats in. -1 where the layout is
+ * not that (a caller then splits the product by rows only). A product of
+ * those columns has the whole product's bits there: each element sees the
+ * same operations whatever panels are beside it. */
+#define RK_SGEMM_KC 256
+#define RK_SGEMM_NC 2048
+static inline int64_t rk_sgemm_packed_b_cols(int64_t n, int64_t k, int64_t n0, int64_t n1) {
+    if (k < 1 || k > RK_SGEMM_KC || n > RK_SGEMM_NC || n0 < 0 || n0 >= n1 || n1 > n) return -1;
+    if (n0 % RK_SGEMM_COL_STEP || (n1 != n && n1 % RK_SGEMM_COL_STEP)) return -1;
+    return n0 * k;
+}
+
 #ifdef __cplusplus
 }
 #endif

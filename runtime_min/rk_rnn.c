@@ -269,8 +269,12 @@ int rk_rnn(rk_ctx *ctx, const void *params, const void *const *in, void *const *
  *   - the gates' arithmetic in plain loops and their activations over runs of
  *     floats in vectors (rk_rnn_act_f32, rk_rnn_f32.c).
  * The state h (and LSTM's c) lives in scratch, contiguous per batch, and
- * each step's h is also written to its row of Y. Everything runs on the
- * calling thread, so outputs do not depend on the thread count. */
+ * each step's h is also written to its row of Y. With threads, the products
+ * that pay for them (rk_sgemm_threads_pay) are split: a block's projections
+ * by rows, a step's recurrent product, of a few rows, by columns where the
+ * packed layout allows (rk_sgemm_packed_b_cols: K up to 256); the gates stay
+ * on the calling thread. Every element is computed the same way whichever
+ * thread takes it, so outputs do not depend on the thread count. */
 
 #include "rk_gemm.h"
 #include "rlx_scalar.h"
@@ -286,26 +290,108 @@ static int64_t rf_block(int64_t seq, int64_t batch, int64_t g) {
     return tb < 1 ? 1 : tb;
 }
 
-size_t rk_rnn_f32_scratch(int64_t cell, int64_t seq, int64_t batch, int64_t hidden) {
-    int64_t g = rf_gates(cell) * hidden, tb = rf_block(seq, batch, g);
-    /* projections (tb x batch x g), recurrent products (batch x g), h, c and
-     * a temporary (batch x hidden each), biases (g + hidden); 64 to align */
-    return (size_t)(tb * batch * g + batch * g + 3 * batch * hidden + g + hidden) * sizeof(float) + 64;
+/* A product split by columns runs units of at most RF_COLS columns, each
+ * into its thread's RF_TMP floats first (the GEMM's few-rows entry writes
+ * rows n floats apart), then copied into place. */
+#define RF_COLS 256
+#define RF_TMP (RK_SGEMM_FEW_ROWS * RF_COLS)
+
+/* Whether any product of the node could be split over threads: then every
+ * thread's share of the scratch holds an RF_TMP (threads_pay grows with
+ * each of m, n and k, so its largest product decides). */
+static int rf_may_split(int64_t seq, int64_t batch, int64_t input, int64_t hidden, int64_t g) {
+    return rk_sgemm_threads_pay(seq * batch > batch ? seq * batch : batch, g, input > hidden ? input : hidden);
 }
 
-/* c (m x n) = a (m x k, contiguous rows) times the packed b, a few rows at a time. */
-static int rf_product(const float *a, int64_t m, int64_t k, const float *pb, int64_t n, float *c) {
-    for (int64_t r = 0; r < m; r += RK_SGEMM_FEW_ROWS) {
-        rk_gemm_f32_params gp;
-        memset(&gp, 0, sizeof gp);
-        gp.m = m - r < RK_SGEMM_FEW_ROWS ? m - r : RK_SGEMM_FEW_ROWS;
-        gp.n = n;
-        gp.k = k;
-        gp.alpha = 1.0;
-        gp.b_packed = 1;
-        const void *in[2] = {a + r * k, pb};
-        void *out[1] = {c + r * n};
-        int st = rk_gemm_f32_rows(NULL, &gp, in, out);
+size_t rk_rnn_f32_scratch(int64_t cell, int64_t seq, int64_t batch, int64_t input, int64_t hidden) {
+    int64_t g = rf_gates(cell) * hidden, tb = rf_block(seq, batch, g);
+    int64_t tmp = rf_may_split(seq, batch, input, hidden, g) ? RF_TMP + 16 : 0;
+    /* projections (tb x batch x g), recurrent products (batch x g), h, c and
+     * a temporary (batch x hidden each), biases (g + hidden), the split
+     * products' temporary; 64 to align */
+    return (size_t)(tb * batch * g + batch * g + 3 * batch * hidden + g + hidden + tmp) * sizeof(float) + 64;
+}
+
+/* c (rows x n) = a (rows x k, contiguous) times the packed b (rows <= RK_SGEMM_FEW_ROWS). */
+static int rf_rows(const float *a, int64_t rows, int64_t k, const float *pb, int64_t n, float *c) {
+    rk_gemm_f32_params gp;
+    memset(&gp, 0, sizeof gp);
+    gp.m = rows;
+    gp.n = n;
+    gp.k = k;
+    gp.alpha = 1.0;
+    gp.b_packed = 1;
+    const void *in[2] = {a, pb};
+    void *out[1] = {c};
+    return rk_gemm_f32_rows(NULL, &gp, in, out);
+}
+
+/* One product's units: row groups of RK_SGEMM_FEW_ROWS, each cut into
+ * col_units runs of ncols columns (one run of all n when not split). */
+typedef struct {
+    const rk_ctx *ctx;
+    const float *a, *pb;
+    float *c, *tmp0;            /* tmp0: thread 0's RF_TMP */
+    int64_t m, k, n, ncols, col_units;
+    rk_queue *q;
+    int64_t ntasks;
+    int st[RK_QUEUE_MAX];
+} RfProd;
+
+static int rf_unit(const RfProd *P, int64_t u, int tid) {
+    int64_t r0 = u / P->col_units * RK_SGEMM_FEW_ROWS, j0 = u % P->col_units * P->ncols;
+    int64_t rows = P->m - r0 < RK_SGEMM_FEW_ROWS ? P->m - r0 : RK_SGEMM_FEW_ROWS;
+    const float *a = P->a + r0 * P->k;
+    if (P->col_units == 1) return rf_rows(a, rows, P->k, P->pb, P->n, P->c + r0 * P->n);
+    int64_t j1 = j0 + P->ncols < P->n ? j0 + P->ncols : P->n, off = rk_sgemm_packed_b_cols(P->n, P->k, j0, j1);
+    float *tmp = tid ? rk_align64f(P->ctx->scratch + (size_t)tid * P->ctx->scratch_per_thread) : P->tmp0;
+    if (off < 0) return RLX_E_ARG;   /* rf_product checked the layout */
+    int st = rf_rows(a, rows, P->k, P->pb + off, j1 - j0, tmp);
+    for (int64_t i = 0; i < rows && !st; i++)
+        memcpy(P->c + (r0 + i) * P->n + j0, tmp + i * (j1 - j0), sizeof(float) * (size_t)(j1 - j0));
+    return st;
+}
+
+static void rf_task(void *arg, int tid) {
+    RfProd *P = arg;
+    int64_t units = (P->m + RK_SGEMM_FEW_ROWS - 1) / RK_SGEMM_FEW_ROWS * P->col_units;
+    for (int64_t cursor = 0, u; rk_next_task(P->q, (int)P->ntasks, tid, units, &cursor, &u);) {
+        int st = rf_unit(P, u, tid);
+        if (st) P->st[tid] = st;
+    }
+}
+
+/* c (m x n) = a (m x k, contiguous rows) times the packed b: on the calling
+ * thread, or split over the context's threads where the product pays for
+ * them: by rows when there are rows for every thread twice over, else by
+ * columns if the layout allows. tmp0: RF_TMP floats when a split may be. */
+static int rf_product(const rk_ctx *ctx, float *tmp0, const float *a, int64_t m, int64_t k, const float *pb,
+                      int64_t n, float *c) {
+    int64_t groups = (m + RK_SGEMM_FEW_ROWS - 1) / RK_SGEMM_FEW_ROWS;
+    int64_t nt = tmp0 && ctx->pool && ctx->nthreads > 1 && rk_sgemm_threads_pay(m, n, k) ? ctx->nthreads : 1;
+    RfProd P = {ctx, a, pb, c, tmp0, m, k, n, n, 1, NULL, 1, {0}};
+    if (nt > 1 && groups < 2 * nt) {
+        /* units of at least 64 columns, about two per thread */
+        int64_t w = (n + 2 * nt - 1) / (2 * nt);
+        w = (w + RK_SGEMM_COL_STEP - 1) / RK_SGEMM_COL_STEP * RK_SGEMM_COL_STEP;
+        w = w < 64 ? 64 : w > RF_COLS ? RF_COLS : w;
+        if (w < n && rk_sgemm_packed_b_cols(n, k, 0, w) >= 0) {
+            P.ncols = w;
+            P.col_units = (n + w - 1) / w;
+        }
+    }
+    int64_t units = groups * P.col_units;
+    rk_queue q;
+    P.ntasks = rk_queue_init(&q, nt < units ? nt : units);
+    P.q = &q;
+    if (P.ntasks > 1) {
+        rk_pool_share(ctx->pool, (int)P.ntasks, rf_task, &P);
+        for (int64_t t = 0; t < P.ntasks; t++)
+            if (P.st[t]) return P.st[t];
+        return RLX_OK;
+    }
+    for (int64_t u = 0; u < units; u++) {
+        int st = rf_unit(&P, u, 0);
         if (st) return st;
     }
     return RLX_OK;
@@ -333,6 +419,8 @@ static RNN_NOINLINE void rf_clip(float *x, int64_t n, int on, float c) {
 /* One direction's view: the buffers and where step t's rows are. */
 typedef struct {
     const rk_rnn_f32_params *p;
+    const rk_ctx *ctx;
+    float *ptmp;                      /* thread 0's RF_TMP (NULL: never split) */
     int64_t d, dirs, g, h, batch, t0, nt;
     int64_t af, ag, ah;               /* activations f, g, h */
     const float *R, *P;               /* this direction's packed R; peepholes (LSTM) */
@@ -351,7 +439,7 @@ static float *rf_y(const Rf *f, int64_t t, int64_t b) {
 
 /* pre (batch x n) = hs R_part^T, or zeros before any state. */
 static int rf_recur(const Rf *f, const float *hin, const float *rpart, int64_t n, float *pre) {
-    if (f->have_h) return rf_product(hin, f->batch, f->h, rpart, n, pre);
+    if (f->have_h) return rf_product(f->ctx, f->ptmp, hin, f->batch, f->h, rpart, n, pre);
     memset(pre, 0, sizeof(float) * (size_t)(f->batch * n));
     return RLX_OK;
 }
@@ -469,15 +557,16 @@ static RNN_SMALL int rf_run(rk_ctx *ctx, const void *params, const void *const *
     int64_t dirs = p->direction == 2 ? 2 : 1, nacts = cell + 1, g = rf_gates(cell) * hid;
     for (int64_t k = 0; k < nacts * dirs; k++)
         if (p->acts[k] != RS_ACT_SIGMOID && p->acts[k] != RS_ACT_TANH && p->acts[k] != RS_ACT_RELU) return RLX_E_ARG;
-    if (!ctx || !ctx->scratch || ctx->scratch_per_thread < rk_rnn_f32_scratch(cell, seq, batch, hid))
+    if (!ctx || !ctx->scratch || ctx->scratch_per_thread < rk_rnn_f32_scratch(cell, seq, batch, nin, hid))
         return RLX_E_ARG;   /* the plan reserves it */
     int64_t tb = rf_block(seq, batch, g);
     float *gx = rk_align64f(ctx->scratch), *gh = gx + tb * batch * g, *hs = gh + batch * g, *cs = hs + batch * hid;
     float *tmp = cs + batch * hid, *bx = tmp + batch * hid, *rbh = bx + g;
+    float *ptmp = rf_may_split(seq, batch, nin, hid, g) ? rk_align64f(rbh + hid) : NULL;
     const float *X = in[0], *B = p->has_b ? in[3] : NULL, *H0 = p->has_h0 ? in[5] : NULL;
     const float *C0 = cell == 2 && p->has_c0 ? in[6] : NULL;
     for (int64_t d = 0; d < dirs; d++) {
-        Rf f = {p, d, dirs, g, hid, batch, 0, 0, p->acts[d * nacts], nacts > 1 ? p->acts[d * nacts + 1] : 0,
+        Rf f = {p, ctx, ptmp, d, dirs, g, hid, batch, 0, 0, p->acts[d * nacts], nacts > 1 ? p->acts[d * nacts + 1] : 0,
                 nacts > 2 ? p->acts[d * nacts + 2] : 0, (const float *)in[2] + d * p->r_step,
                 cell == 2 && p->has_p ? (const float *)in[7] + d * 3 * hid : NULL, gx, gh, hs, cs, tmp, rbh,
                 out[0], H0 != NULL};
@@ -498,9 +587,9 @@ static RNN_SMALL int rf_run(rk_ctx *ctx, const void *params, const void *const *
             int st = RLX_OK;
             if (p->layout)
                 for (int64_t b = 0; b < batch && !st; b++)
-                    st = rf_product(X + (b * seq + f.t0) * nin, f.nt, nin, Wd, g, gx + b * f.nt * g);
+                    st = rf_product(ctx, ptmp, X + (b * seq + f.t0) * nin, f.nt, nin, Wd, g, gx + b * f.nt * g);
             else
-                st = rf_product(X + f.t0 * batch * nin, f.nt * batch, nin, Wd, g, gx);
+                st = rf_product(ctx, ptmp, X + f.t0 * batch * nin, f.nt * batch, nin, Wd, g, gx);
             if (st) return st;
             for (int64_t r = 0; r < f.nt * batch; r++) rf_add(gx + r * g, bx, g);
             for (int64_t k = 0; k < f.nt; k++) {

@@ -36,11 +36,11 @@ enum {
     RK_NACTS
 };
 
-/* The f32 recurrent kernel (rk_rnn_f32, rk_kernels.def): scratch bytes its
- * calling thread needs, and its activations over a run of floats (one of
+/* The f32 recurrent kernel (rk_rnn_f32, rk_kernels.def): scratch bytes each
+ * thread needs (the calling thread's holds the buffers), and its activations over a run of floats (one of
  * RS_ACT_SIGMOID, RS_ACT_TANH, RS_ACT_RELU; rk_rnn_f32.c, per instruction
  * set). */
-size_t rk_rnn_f32_scratch(int64_t cell, int64_t seq, int64_t batch, int64_t hidden);
+size_t rk_rnn_f32_scratch(int64_t cell, int64_t seq, int64_t batch, int64_t input, int64_t hidden);
 void rk_rnn_act_f32(float *y, int64_t n, int64_t act);
 
 #endif

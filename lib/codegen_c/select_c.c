@@ -224,7 +224,8 @@ void *rlx_c_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
             int64_t cell = rlx_tk_get_i(t, "cell");
             if (cell >= 0 && cell <= 2) t->impl = cells[cell];
             t->scratch = (int64_t)rk_rnn_f32_scratch(rlx_tk_get_i(t, "cell"), rlx_tk_get_i(t, "seq"),
-                                                     rlx_tk_get_i(t, "batch"), rlx_tk_get_i(t, "hidden"));
+                                                     rlx_tk_get_i(t, "batch"), rlx_tk_get_i(t, "input"),
+                                                     rlx_tk_get_i(t, "hidden"));
             break;
         }
         case RLX_K_dft: t->scratch = (int64_t)rk_dft_scratch(rlx_tk_get_i(t, "n")); break;

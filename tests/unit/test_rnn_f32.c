@@ -6,7 +6,9 @@
  * sizes that are not multiples of a vector, several blocks of steps, and an
  * empty sequence. W and R are packed here as rlxc's prepare packs them
  * (lib/codegen_c/prepare_c.c); the cell entries (rk_rnn_f32_lstm, ...) must
- * agree with the general one bit for bit and refuse another cell.
+ * agree with the general one bit for bit and refuse another cell, and runs
+ * on a pool of threads (products split by rows and by columns) with one
+ * thread's bits.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -24,6 +26,7 @@
 typedef struct {
     int cell, direction, layout, h0, c0, peep, clip, input_forget, lbr, relu;
     int64_t seq, batch, input, hidden;
+    int threads;   /* > 1: also run on a pool of this many, for the same bits */
 } Case;
 
 static uint32_t seed = 12345;
@@ -99,7 +102,7 @@ static void run_case(Case c) {
     cr_assert_eq(rk_rnn(&gctx, &ref, IN(x, w, r, b, NULL, c.h0 ? h0 : NULL, c.c0 ? c0 : NULL, c.peep ? pp : NULL),
                         OUT(y0, yh0, yc0)),
                  RLX_OK);
-    size_t sbytes = rk_rnn_f32_scratch(c.cell, c.seq, c.batch, hid);
+    size_t sbytes = rk_rnn_f32_scratch(c.cell, c.seq, c.batch, c.input, hid);
     uint8_t *scratch = malloc(sbytes);
     memset(scratch, 0xff, sbytes);   /* NaN: nothing may be read before it is written */
     rk_ctx fctx = {1, NULL, scratch, sbytes};
@@ -111,6 +114,22 @@ static void run_case(Case c) {
     cr_assert_eq(cells[(c.cell + 1) % 3](&fctx, &p, in, OUT(y2, yh2, yc2)), RLX_E_ARG, "another cell's entry refuses");
     cr_assert(!memcmp(y1, y2, sizeof(float) * (size_t)ny) && !memcmp(yh1, yh2, sizeof(float) * (size_t)ns),
               "the cell entry gives the general entry's bits");
+
+    if (c.threads > 1) {
+        rk_pool *pool = NULL;
+        cr_assert_eq(rk_pool_new(c.threads, &pool), RLX_OK);
+        uint8_t *tscratch = malloc(sbytes * (size_t)c.threads);
+        memset(tscratch, 0xff, sbytes * (size_t)c.threads);
+        rk_ctx tctx = {c.threads, pool, tscratch, sbytes};
+        for (int rep = 0; rep < 3; rep++) {   /* whichever thread takes which unit */
+            cr_assert_eq(rk_rnn_f32(&tctx, &p, in, OUT(y2, yh2, yc2)), RLX_OK);
+            cr_assert(!memcmp(y1, y2, sizeof(float) * (size_t)ny) && !memcmp(yh1, yh2, sizeof(float) * (size_t)ns) &&
+                          (c.cell != 2 || !memcmp(yc1, yc2, sizeof(float) * (size_t)ns)),
+                      "cell %d hidden %lld: %d threads give one thread's bits", c.cell, (long long)hid, c.threads);
+        }
+        rk_pool_free(pool);
+        free(tscratch);
+    }
 
     const char *what[3] = {"Y", "Y_h", "Y_c"};
     float *got[3] = {y1, yh1, yc1}, *want[3] = {y0, yh0, yc0};
@@ -152,6 +171,18 @@ Test(rnn_f32, several_blocks_of_steps) {
     /* 9 x 256 gate values per step: a block of 113 steps, so 120 steps take two */
     run_case((Case){2, 2, 0, 1, 1, 0, 0, 0, 0, 0, 120, 9, 3, 64});
     run_case((Case){1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 150, 9, 3, 86});
+}
+
+Test(rnn_f32, threads_give_the_same_bits) {
+    /* batch 4, hidden 256 (lstm_medium's): each step's recurrent product
+     * split by columns, the projections of 24 rows by rows; hidden 300 has
+     * K > 256, where the packed layout allows no column split; input 300
+     * makes the projection's K > 256 as well. */
+    run_case((Case){2, 0, 0, 1, 1, 0, 0, 0, 0, 0, 6, 4, 128, 256, 2});
+    run_case((Case){2, 2, 1, 0, 0, 1, 1, 0, 0, 0, 5, 4, 300, 256, 3});
+    run_case((Case){1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 6, 4, 128, 256, 2});
+    run_case((Case){1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 4, 8, 64, 300, 2});
+    run_case((Case){0, 2, 0, 1, 0, 0, 0, 0, 0, 0, 2, 5, 96, 272, 2});
 }
 
 Test(rnn_f32, empty_sequence_and_state) {
