@@ -112,10 +112,13 @@ void rk_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t lda, int tran
 void rk_sgemm_ex(const rk_sgemm_args *args, void *scratch, int nthreads, rk_parallel_fn parallel,
                  void *parallel_ctx);
 
-/* A product of at most RK_SGEMM_FEW_ROWS rows against a pre-packed B, on the
- * calling thread, by plain loops over B's panels: no scratch and a few hundred
- * bytes of code (the general entry's kernels are several hundred KB). Each
- * element sees rk_sgemm_ex's operations in the same order: the same bits.
+/* A product of a few rows (the lowering takes it for at most
+ * RK_SGEMM_FEW_ROWS) against a pre-packed B, on the calling thread, by plain
+ * loops over B's panels, each panel read once for all rows: no scratch and a
+ * few hundred bytes of code (the general entry's kernels are several hundred
+ * KB). Any m is right; past a few rows the general entry is faster unless
+ * reading B is what costs. Each element sees rk_sgemm_ex's operations in the
+ * same order: the same bits.
  * Its epilogue knows only the activations without exp or erf
  * (rk_sgemm_few_rows_act), whose code small models would carry for
  * nothing; others leave C as the product plus bias and residual. */

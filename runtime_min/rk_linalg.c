@@ -32,10 +32,12 @@ static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
     return RLX_OK;
 }
 
-/* The _rows implementations' GEMM: only where it applies. */
+/* The _rows implementations' GEMM: only where it applies (any number of
+ * rows: the lowering takes it for at most RK_SGEMM_FEW_ROWS, the recurrent
+ * kernel for a block of steps' projections too). */
 static int few_rows(rk_ctx *ctx, rk_sgemm_args *args) {
     (void)ctx;
-    if (!args->packed_b || args->m > RK_SGEMM_FEW_ROWS || !rk_sgemm_few_rows_act(args->act)) return RLX_E_ARG;
+    if (!args->packed_b || !rk_sgemm_few_rows_act(args->act)) return RLX_E_ARG;
     rk_sgemm_few_rows(args);
     return RLX_OK;
 }

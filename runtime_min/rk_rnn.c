@@ -303,6 +303,10 @@ static int rf_may_split(int64_t seq, int64_t batch, int64_t input, int64_t hidde
     return rk_sgemm_threads_pay(seq * batch > batch ? seq * batch : batch, g, input > hidden ? input : hidden);
 }
 
+int rk_rnn_f32_may_split(int64_t cell, int64_t seq, int64_t batch, int64_t input, int64_t hidden) {
+    return rf_may_split(seq, batch, input, hidden, rf_gates(cell) * hidden);
+}
+
 size_t rk_rnn_f32_scratch(int64_t cell, int64_t seq, int64_t batch, int64_t input, int64_t hidden) {
     int64_t g = rf_gates(cell) * hidden, tb = rf_block(seq, batch, g);
     int64_t tmp = rf_may_split(seq, batch, input, hidden, g) ? RF_TMP + 16 : 0;
@@ -312,8 +316,11 @@ size_t rk_rnn_f32_scratch(int64_t cell, int64_t seq, int64_t batch, int64_t inpu
     return (size_t)(tb * batch * g + batch * g + 3 * batch * hidden + g + hidden + tmp) * sizeof(float) + 64;
 }
 
-/* c (rows x n) = a (rows x k, contiguous) times the packed b (rows <= RK_SGEMM_FEW_ROWS). */
-static int rf_rows(const float *a, int64_t rows, int64_t k, const float *pb, int64_t n, float *c) {
+/* c (rows x n) = a (rows x k, contiguous) times the packed b, by the GEMM's
+ * few-rows entry: for any number of rows it reads each panel of b once
+ * and runs every block of 4 rows over it while it is in L1 (in calls of 8
+ * rows, a block of steps' projections read W 16 times). */
+static RNN_SMALL int rf_rows(const float *a, int64_t rows, int64_t k, const float *pb, int64_t n, float *c) {
     rk_gemm_f32_params gp;
     memset(&gp, 0, sizeof gp);
     gp.m = rows;
@@ -326,21 +333,21 @@ static int rf_rows(const float *a, int64_t rows, int64_t k, const float *pb, int
     return rk_gemm_f32_rows(NULL, &gp, in, out);
 }
 
-/* One product's units: row groups of RK_SGEMM_FEW_ROWS, each cut into
+/* One product's units: row groups of rows_per rows, each cut into
  * col_units runs of ncols columns (one run of all n when not split). */
 typedef struct {
     const rk_ctx *ctx;
     const float *a, *pb;
     float *c, *tmp0;            /* tmp0: thread 0's RF_TMP */
-    int64_t m, k, n, ncols, col_units;
+    int64_t m, k, n, rows_per, ncols, col_units;
     rk_queue *q;
     int64_t ntasks;
     int st[RK_QUEUE_MAX];
 } RfProd;
 
-static int rf_unit(const RfProd *P, int64_t u, int tid) {
-    int64_t r0 = u / P->col_units * RK_SGEMM_FEW_ROWS, j0 = u % P->col_units * P->ncols;
-    int64_t rows = P->m - r0 < RK_SGEMM_FEW_ROWS ? P->m - r0 : RK_SGEMM_FEW_ROWS;
+static RNN_SMALL int rf_unit(const RfProd *P, int64_t u, int tid) {
+    int64_t r0 = u / P->col_units * P->rows_per, j0 = u % P->col_units * P->ncols;
+    int64_t rows = P->m - r0 < P->rows_per ? P->m - r0 : P->rows_per;
     const float *a = P->a + r0 * P->k;
     if (P->col_units == 1) return rf_rows(a, rows, P->k, P->pb, P->n, P->c + r0 * P->n);
     int64_t j1 = j0 + P->ncols < P->n ? j0 + P->ncols : P->n, off = rk_sgemm_packed_b_cols(P->n, P->k, j0, j1);
@@ -352,9 +359,9 @@ static int rf_unit(const RfProd *P, int64_t u, int tid) {
     return st;
 }
 
-static void rf_task(void *arg, int tid) {
+static RNN_SMALL void rf_task(void *arg, int tid) {
     RfProd *P = arg;
-    int64_t units = (P->m + RK_SGEMM_FEW_ROWS - 1) / RK_SGEMM_FEW_ROWS * P->col_units;
+    int64_t units = (P->m + P->rows_per - 1) / P->rows_per * P->col_units;
     for (int64_t cursor = 0, u; rk_next_task(P->q, (int)P->ntasks, tid, units, &cursor, &u);) {
         int st = rf_unit(P, u, tid);
         if (st) P->st[tid] = st;
@@ -362,15 +369,18 @@ static void rf_task(void *arg, int tid) {
 }
 
 /* c (m x n) = a (m x k, contiguous rows) times the packed b: on the calling
- * thread, or split over the context's threads where the product pays for
- * them: by rows when there are rows for every thread twice over, else by
- * columns if the layout allows. tmp0: RF_TMP floats when a split may be. */
-static int rf_product(const rk_ctx *ctx, float *tmp0, const float *a, int64_t m, int64_t k, const float *pb,
+ * thread in one call, or split over the context's threads where the product
+ * pays for them: by rows (about two runs of 4k rows per thread) when it has
+ * more than RK_SGEMM_FEW_ROWS, else by columns if the layout allows.
+ * tmp0: RF_TMP floats when a split may be. */
+static RNN_SMALL int rf_product(const rk_ctx *ctx, float *tmp0, const float *a, int64_t m, int64_t k, const float *pb,
                       int64_t n, float *c) {
-    int64_t groups = (m + RK_SGEMM_FEW_ROWS - 1) / RK_SGEMM_FEW_ROWS;
     int64_t nt = tmp0 && ctx->pool && ctx->nthreads > 1 && rk_sgemm_threads_pay(m, n, k) ? ctx->nthreads : 1;
-    RfProd P = {ctx, a, pb, c, tmp0, m, k, n, n, 1, NULL, 1, {0}};
-    if (nt > 1 && groups < 2 * nt) {
+    RfProd P = {ctx, a, pb, c, tmp0, m, k, n, m > 0 ? m : 1, n, 1, NULL, 1, {0}};
+    if (nt > 1 && m > RK_SGEMM_FEW_ROWS) {
+        int64_t per = (m + 2 * nt - 1) / (2 * nt);
+        P.rows_per = (per + 3) / 4 * 4;
+    } else if (nt > 1) {
         /* units of at least 64 columns, about two per thread */
         int64_t w = (n + 2 * nt - 1) / (2 * nt);
         w = (w + RK_SGEMM_COL_STEP - 1) / RK_SGEMM_COL_STEP * RK_SGEMM_COL_STEP;
@@ -380,7 +390,7 @@ static int rf_product(const rk_ctx *ctx, float *tmp0, const float *a, int64_t m,
             P.col_units = (n + w - 1) / w;
         }
     }
-    int64_t units = groups * P.col_units;
+    int64_t units = (m + P.rows_per - 1) / P.rows_per * P.col_units;
     rk_queue q;
     P.ntasks = rk_queue_init(&q, nt < units ? nt : units);
     P.q = &q;
@@ -396,6 +406,17 @@ static int rf_product(const rk_ctx *ctx, float *tmp0, const float *a, int64_t m,
     }
     return RLX_OK;
 }
+
+/* The same product on the calling thread only, in one call: what the cell
+ * entries use, so that a small model links no splitting code. */
+static int rf_product_one(const rk_ctx *ctx, float *tmp0, const float *a, int64_t m, int64_t k, const float *pb,
+                          int64_t n, float *c) {
+    (void)ctx, (void)tmp0;
+    return rf_rows(a, m, k, pb, n, c);
+}
+
+typedef int (*rf_product_fn)(const rk_ctx *, float *, const float *, int64_t, int64_t, const float *, int64_t,
+                             float *);
 
 /* y[0, n) += x[0, n): one copy of the loop for every gate's sums, eight
  * at a time so that compilers vectorize it at -O2 too (as straight-line
@@ -420,6 +441,7 @@ static RNN_NOINLINE void rf_clip(float *x, int64_t n, int on, float c) {
 typedef struct {
     const rk_rnn_f32_params *p;
     const rk_ctx *ctx;
+    rf_product_fn prod;               /* rf_product or rf_product_one */
     float *ptmp;                      /* thread 0's RF_TMP (NULL: never split) */
     int64_t d, dirs, g, h, batch, t0, nt;
     int64_t af, ag, ah;               /* activations f, g, h */
@@ -439,7 +461,7 @@ static float *rf_y(const Rf *f, int64_t t, int64_t b) {
 
 /* pre (batch x n) = hs R_part^T, or zeros before any state. */
 static int rf_recur(const Rf *f, const float *hin, const float *rpart, int64_t n, float *pre) {
-    if (f->have_h) return rf_product(f->ctx, f->ptmp, hin, f->batch, f->h, rpart, n, pre);
+    if (f->have_h) return f->prod(f->ctx, f->ptmp, hin, f->batch, f->h, rpart, n, pre);
     memset(pre, 0, sizeof(float) * (size_t)(f->batch * n));
     return RLX_OK;
 }
@@ -547,8 +569,10 @@ static int rf_lstm_step(Rf *f, int64_t t) {
 typedef int (*rf_step_fn)(Rf *, int64_t);
 
 /* RNN_SMALL: compiled for size, as its own loops run once per call (the
- * steps and products it calls are where the time goes). */
-static RNN_SMALL int rf_run(rk_ctx *ctx, const void *params, const void *const *in, void *const *out, rf_step_fn step) {
+ * steps and products it calls are where the time goes); so are the
+ * products' set-up and split above, once per product. */
+static RNN_SMALL int rf_run(rk_ctx *ctx, const void *params, const void *const *in, void *const *out, rf_step_fn step,
+                            rf_product_fn prod) {
     const rk_rnn_f32_params *p = params;
     if (p->cell < 0 || p->cell > 2 || p->seq < 0 || p->batch < 0 || p->input < 0 || p->hidden < 0 ||
         p->direction < 0 || p->direction > 2 || p->w_step < 0 || p->r_step < 0 || p->r_split < 0)
@@ -566,7 +590,7 @@ static RNN_SMALL int rf_run(rk_ctx *ctx, const void *params, const void *const *
     const float *X = in[0], *B = p->has_b ? in[3] : NULL, *H0 = p->has_h0 ? in[5] : NULL;
     const float *C0 = cell == 2 && p->has_c0 ? in[6] : NULL;
     for (int64_t d = 0; d < dirs; d++) {
-        Rf f = {p, ctx, ptmp, d, dirs, g, hid, batch, 0, 0, p->acts[d * nacts], nacts > 1 ? p->acts[d * nacts + 1] : 0,
+        Rf f = {p, ctx, prod, ptmp, d, dirs, g, hid, batch, 0, 0, p->acts[d * nacts], nacts > 1 ? p->acts[d * nacts + 1] : 0,
                 nacts > 2 ? p->acts[d * nacts + 2] : 0, (const float *)in[2] + d * p->r_step,
                 cell == 2 && p->has_p ? (const float *)in[7] + d * 3 * hid : NULL, gx, gh, hs, cs, tmp, rbh,
                 out[0], H0 != NULL};
@@ -587,9 +611,9 @@ static RNN_SMALL int rf_run(rk_ctx *ctx, const void *params, const void *const *
             int st = RLX_OK;
             if (p->layout)
                 for (int64_t b = 0; b < batch && !st; b++)
-                    st = rf_product(ctx, ptmp, X + (b * seq + f.t0) * nin, f.nt, nin, Wd, g, gx + b * f.nt * g);
+                    st = prod(ctx, ptmp, X + (b * seq + f.t0) * nin, f.nt, nin, Wd, g, gx + b * f.nt * g);
             else
-                st = rf_product(ctx, ptmp, X + f.t0 * batch * nin, f.nt * batch, nin, Wd, g, gx);
+                st = prod(ctx, ptmp, X + f.t0 * batch * nin, f.nt * batch, nin, Wd, g, gx);
             if (st) return st;
             for (int64_t r = 0; r < f.nt * batch; r++) rf_add(gx + r * g, bx, g);
             for (int64_t k = 0; k < f.nt; k++) {
@@ -612,23 +636,25 @@ static RNN_SMALL int rf_run(rk_ctx *ctx, const void *params, const void *const *
 
 int rk_rnn_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     int64_t cell = ((const rk_rnn_f32_params *)params)->cell;
-    return rf_run(ctx, params, in, out, cell == 0 ? rf_rnn_step : cell == 1 ? rf_gru_step : rf_lstm_step);
+    return rf_run(ctx, params, in, out, cell == 0 ? rf_rnn_step : cell == 1 ? rf_gru_step : rf_lstm_step, rf_product);
 }
 
-/* One cell's entries (rk_kernels.def KI): a model links only its cells' steps. */
+/* One cell's entries (rk_kernels.def KI), on the calling thread: a model
+ * whose products never pay for threads (rk_rnn_f32_may_split) links only its
+ * cells' steps, and nothing of the split. */
 int rk_rnn_f32_rnn(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     if (((const rk_rnn_f32_params *)params)->cell != 0) return RLX_E_ARG;
-    return rf_run(ctx, params, in, out, rf_rnn_step);
+    return rf_run(ctx, params, in, out, rf_rnn_step, rf_product_one);
 }
 
 int rk_rnn_f32_gru(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     if (((const rk_rnn_f32_params *)params)->cell != 1) return RLX_E_ARG;
-    return rf_run(ctx, params, in, out, rf_gru_step);
+    return rf_run(ctx, params, in, out, rf_gru_step, rf_product_one);
 }
 
 int rk_rnn_f32_lstm(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     if (((const rk_rnn_f32_params *)params)->cell != 2) return RLX_E_ARG;
-    return rf_run(ctx, params, in, out, rf_lstm_step);
+    return rf_run(ctx, params, in, out, rf_lstm_step, rf_product_one);
 }
 
 /* ---- Einsum ---- */

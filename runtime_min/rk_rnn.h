@@ -41,6 +41,9 @@ enum {
  * RS_ACT_SIGMOID, RS_ACT_TANH, RS_ACT_RELU; rk_rnn_f32.c, per instruction
  * set). */
 size_t rk_rnn_f32_scratch(int64_t cell, int64_t seq, int64_t batch, int64_t input, int64_t hidden);
+/* Whether any of the node's products may be split over threads: then the
+ * C target runs the general entry (rk_rnn_f32), else its cell's. */
+int rk_rnn_f32_may_split(int64_t cell, int64_t seq, int64_t batch, int64_t input, int64_t hidden);
 void rk_rnn_act_f32(float *y, int64_t n, int64_t act);
 
 #endif

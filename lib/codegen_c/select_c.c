@@ -11,7 +11,7 @@
  *     and the general GEMM is not linked unless another thunk needs it;
  *   - conv_transpose_f32: scratch for its product path (col = W^T X);
  *   - rnn_f32 (RNN/GRU/LSTM on weights prepare_c.c packed): its projections
- *     and state;
+ *     and state, and its cell's own entry unless a product may take threads;
  *   - every kernel's per-thread scratch (GEMM packing, im2col, Winograd,
  *     the fused bands, DFT, determinants; rk_mixed.c's blocks where a
  *     convolution's or GEMM's operands are stored in other types than f32).
@@ -219,13 +219,12 @@ void *rlx_c_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
                                                             rlx_tk_get_i(t, "group"), k, in_dims);
             break;
         }
-        case RLX_K_rnn_f32: {   /* the entry of its cell only */
+        case RLX_K_rnn_f32: {   /* the entry of its cell only, unless its products may take threads */
             static const RlxKernelImpl cells[3] = {RLX_KI_rnn_f32_rnn, RLX_KI_rnn_f32_gru, RLX_KI_rnn_f32_lstm};
-            int64_t cell = rlx_tk_get_i(t, "cell");
-            if (cell >= 0 && cell <= 2) t->impl = cells[cell];
-            t->scratch = (int64_t)rk_rnn_f32_scratch(rlx_tk_get_i(t, "cell"), rlx_tk_get_i(t, "seq"),
-                                                     rlx_tk_get_i(t, "batch"), rlx_tk_get_i(t, "input"),
-                                                     rlx_tk_get_i(t, "hidden"));
+            int64_t cell = rlx_tk_get_i(t, "cell"), seq = rlx_tk_get_i(t, "seq"), batch = rlx_tk_get_i(t, "batch");
+            int64_t input = rlx_tk_get_i(t, "input"), hidden = rlx_tk_get_i(t, "hidden");
+            if (cell >= 0 && cell <= 2 && !rk_rnn_f32_may_split(cell, seq, batch, input, hidden)) t->impl = cells[cell];
+            t->scratch = (int64_t)rk_rnn_f32_scratch(cell, seq, batch, input, hidden);
             break;
         }
         case RLX_K_dft: t->scratch = (int64_t)rk_dft_scratch(rlx_tk_get_i(t, "n")); break;

@@ -2,7 +2,8 @@
  * rk_rnn_f32) against the generic one (rk_rnn, double precision, which the
  * ONNX node tests check), over every cell, direction, layout and option the
  * f32 kernel takes: initial states, peepholes, clip, input_forget,
- * linear_before_reset, Relu, a batch of more rows than one GEMM call takes,
+ * linear_before_reset, Relu, a batch that is not a whole number of the
+ * GEMM's 4-row blocks,
  * sizes that are not multiples of a vector, several blocks of steps, and an
  * empty sequence. W and R are packed here as rlxc's prepare packs them
  * (lib/codegen_c/prepare_c.c); the cell entries (rk_rnn_f32_lstm, ...) must
@@ -156,7 +157,7 @@ Test(rnn_f32, every_cell_direction_layout_and_option) {
             for (int layout = 0; layout < 2; layout++)
                 for (int variant = 0; variant < 4; variant++) {
                     Case c = {cell, dir, layout, 0, 0, 0, 0, 0, 0, 0, 5, 1, 7, 13};
-                    c.batch = variant & 1 ? 11 : 1;   /* 11: more rows than one few-rows product */
+                    c.batch = variant & 1 ? 11 : 1;   /* 11: not a whole number of 4-row blocks */
                     c.h0 = c.c0 = variant >= 2;
                     c.peep = cell == 2 && variant >= 2;
                     c.clip = variant == 3;
