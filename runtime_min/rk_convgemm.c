@@ -12,6 +12,9 @@
  * row; used for depthwise and other thin group convolutions, where a GEMM
  * has nothing to reuse.
  *
+ * methods 2 (stems) and 3 (grouped, a few channels per group): method 1's
+ * sums, computed direct where built with AVX-512 (below).
+ *
  * Both split the work over threads by disjoint output blocks (column blocks,
  * and when those are too few, slices of output channels for GEMM; output
  * channels for direct), so results do not depend on the thread count, and
@@ -1450,13 +1453,125 @@ static void stem_task(void *arg, int tid) {
 }
 #endif
 
+/* ---- method 3: grouped convolutions of a few channels per group ----
+ * ResNeXt's and RegNet's 3x3 convolutions have 4 to 16 output channels per
+ * group: as im2col + GEMM each group is a product of fewer rows than the
+ * register tile, after an im2col that copies every input 9 times (RegNet's
+ * im2col was a fifth of its run). With AVX-512 they run direct instead (rlxc
+ * leaves their weights unpacked; rlx_rt.h, rk_conv2d_grouped_ok): for each
+ * (image, group, band of output rows) the band's input is copied once into
+ * planes laid out so that every tap of every output column is a contiguous
+ * run (rk_conv2d_grouped_geom: sw phases, each output row s floats apart),
+ * and 16 sums in registers (4 channels x 64 columns, 8 x 32 or 16 x 16) take
+ * each tap's inputs with one load per 16 columns and one broadcast weight
+ * per channel. The taps go in the GEMM's k order with one fma each and the
+ * padding's zeros included; the epilogue is the GEMM's: the bits of method 1
+ * (tests/unit/test_conv_grouped.c compares them). Columns past ow in a row
+ * (s - ow of them) are computed and dropped. */
+#if defined(__AVX512F__)
+static int grouped_ok(const rk_conv2d_f32_params *p) {
+    return rk_conv2d_grouped_ok(p->group, p->c / p->group, p->oc / p->group, p->kh, p->kw, p->sh, p->sw, p->dh, p->dw,
+                                p->pt, p->pl);
+}
+
+/* The sums of NO channels (weights wt: K x NO) by NV vectors of 16 columns
+ * from j0, tap k reading the planes at off[k] + j, into T (rows tstride apart). */
+DW_INLINE void gc_tile(int NO, int NV, const float *planes, const int64_t *off, const float *wt, int64_t k_all,
+                       int64_t j0, float *T, int64_t tstride) {
+    __m512 acc[16];
+    for (int i = 0; i < NO * NV; i++) acc[i] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < k_all; k++) {
+        const float *src = planes + off[k] + j0, *wk = wt + k * NO;
+        __m512 xv[4];
+        for (int v = 0; v < NV; v++) xv[v] = _mm512_loadu_ps(src + 16 * v);
+        for (int o = 0; o < NO; o++) {
+            __m512 wv = _mm512_set1_ps(wk[o]);
+            for (int v = 0; v < NV; v++) acc[o * NV + v] = _mm512_fmadd_ps(wv, xv[v], acc[o * NV + v]);
+        }
+    }
+    for (int o = 0; o < NO; o++)
+        for (int v = 0; v < NV; v++) _mm512_storeu_ps(T + o * tstride + j0 + 16 * v, acc[o * NV + v]);
+}
+
+/* One (image b, group gi, band from output row oy0) in thread scratch scr. */
+static void gc_unit(const Conv *C, const rk_gc_geom *G, int64_t b, int64_t gi, int64_t oy0, uint8_t *scr) {
+    const rk_conv2d_f32_params *p = C->p;
+    const int64_t c = p->c, h = p->h, w = p->w, oc = p->oc, oh = p->oh, ow = p->ow, kh = p->kh, kw = p->kw;
+    const int64_t sw = p->sw, cg = C->cg, ocg = C->ocg, k_all = C->kdim;
+    const int NO = ocg <= 4 ? 4 : ocg <= 8 ? 8 : 16, NV = 16 / NO;
+    int64_t rows = oh - oy0 < G->band ? oh - oy0 : G->band, n = rows * G->s;
+    float *planes = rk_align64f(scr), *wt = planes + G->planes * G->plane, *T = wt + k_all * RK_GC_MAX_OCG;
+    int64_t *off = (int64_t *)(void *)(T + RK_GC_MAX_OCG * G->cols);
+    /* the planes: phase ph of (ic, ky), row r, element i = input column i sw + ph - pl of row (oy0 + r) sh - pt + ky */
+    for (int64_t ic = 0; ic < cg; ic++)
+        for (int64_t ky = 0; ky < kh; ky++)
+            for (int64_t ph = 0; ph < sw; ph++) {
+                float *q = planes + ((ic * kh + ky) * sw + ph) * G->plane;
+                const float *xc = C->x + (b * c + gi * cg + ic) * h * w;
+                for (int64_t r = 0; r < rows; r++) {
+                    int64_t iy = (oy0 + r) * p->sh - p->pt + ky;
+                    float *qr = q + r * G->s;
+                    if (iy < 0 || iy >= h) {
+                        for (int64_t i = 0; i < G->s; i++) qr[i] = 0.0f;
+                        continue;
+                    }
+                    const float *xr = xc + iy * w;
+                    for (int64_t i = 0; i < G->s; i++) {
+                        int64_t col = i * sw + ph - p->pl;
+                        qr[i] = col >= 0 && col < w ? xr[col] : 0.0f;
+                    }
+                }
+                for (int64_t i = n; i < G->plane; i++) q[i] = 0.0f;
+            }
+    /* weights as K x NO (channels past ocg 0), and where each tap reads */
+    const float *wg = C->w + gi * ocg * k_all;
+    for (int64_t k = 0; k < k_all; k++) {
+        for (int o = 0; o < NO; o++) wt[k * NO + o] = o < ocg ? wg[o * k_all + k] : 0.0f;
+        int64_t kx = k % kw, ky = k / kw % kh, ic = k / (kw * kh);
+        off[k] = ((ic * kh + ky) * sw + kx % sw) * G->plane + kx / sw;
+    }
+    for (int64_t j0 = 0; j0 < n; j0 += 16 * NV) {
+        if (NO == 4) gc_tile(4, 4, planes, off, wt, k_all, j0, T, G->cols);
+        else if (NO == 8) gc_tile(8, 2, planes, off, wt, k_all, j0, T, G->cols);
+        else gc_tile(16, 1, planes, off, wt, k_all, j0, T, G->cols);
+    }
+    /* each output row: its first ow sums, with the GEMM's epilogue */
+    const int64_t act = p->act;
+    const float lo = (float)p->act_a, hi = (float)p->act_b;
+    for (int64_t o = 0; o < ocg; o++) {
+        int64_t ch = gi * ocg + o;
+        float bo = C->bias ? C->bias[ch] : 0.0f;
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t at = ((b * oc + ch) * oh + oy0 + r) * ow;
+            const float *t = T + o * G->cols + r * G->s;
+            for (int64_t x0 = 0; x0 < ow; x0 += 16) {
+                __mmask16 m = dw_lanes(0, ow - x0);
+                __m512 v = _mm512_maskz_loadu_ps(m, t + x0);
+                _mm512_mask_storeu_ps(C->y + at + x0, m,
+                                      dw_finish(v, bo, C->res ? C->res + at + x0 : NULL, m, act, lo, hi));
+            }
+        }
+    }
+}
+
+static void grouped_task(void *arg, int tid) {
+    const Conv *C = arg;
+    const rk_conv2d_f32_params *p = C->p;
+    rk_gc_geom G = rk_conv2d_grouped_geom(C->cg, p->kh, p->kw, p->sw, p->oh, p->ow);
+    int64_t nb = (p->oh + G.band - 1) / G.band, total = p->n * p->group * nb;
+    uint8_t *scr = C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread;
+    for (int64_t cursor = 0, t; rk_next_task(C->q, (int)C->ntasks, tid, total, &cursor, &t);)
+        gc_unit(C, &G, t / nb / p->group, t / nb % p->group, t % nb * G.band, scr);
+}
+#endif
+
 int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_conv2d_f32_params *p = params;
     if (p->x_dtype || p->w_dtype || p->y_dtype || p->r_dtype) return rk_conv2d_mixed(ctx, params, in, out);
     if (p->n < 0 || p->c < 0 || p->h < 0 || p->w < 0 || p->oc < 0 || p->oh < 0 || p->ow < 0 || p->kh < 0 ||
         p->kw < 0 || p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->group <= 0 ||
         p->c % p->group || p->oc % p->group || (p->method >= 1 && p->nblk <= 0) || p->method < 0 ||
-        p->method > 2 || (p->method == 2 && p->a_packed))
+        p->method > 3 || (p->method >= 2 && p->a_packed))
         return RLX_E_ARG;
     Conv C;
     memset(&C, 0, sizeof C);
@@ -1489,6 +1604,14 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
                   (size_t)(8 * p->c * 2 * C.s2.stride) * sizeof(float) + 64 <= ctx->scratch_per_thread;
         C.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
         rk_pool_share(ctx ? ctx->pool : NULL, (int)C.ntasks, stem_task, &C);
+        return RLX_OK;
+    }
+    if (p->method == 3 && grouped_ok(p) && ctx && ctx->scratch &&
+        ctx->scratch_per_thread >= rk_conv2d_grouped_scratch(C.cg, p->kh, p->kw, p->sw, p->oh, p->ow)) {
+        rk_gc_geom G = rk_conv2d_grouped_geom(C.cg, p->kh, p->kw, p->sw, p->oh, p->ow);
+        int64_t total = p->n * p->group * ((p->oh + G.band - 1) / G.band);
+        C.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
+        rk_pool_share(ctx->pool, (int)C.ntasks, grouped_task, &C);
         return RLX_OK;
     }
 #endif

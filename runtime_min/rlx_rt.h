@@ -361,6 +361,47 @@ const char *rlx_describe_cpu(const rlx_model *m);
 
 /* Scratch bytes per thread of conv2d_f32's GEMM method (rk_convgemm.c). */
 size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk, int transposed);
+
+/* conv2d_f32's method 3 (rk_convgemm.c): a grouped convolution of a few
+ * output channels per group (ResNeXt's and RegNet's 3x3), which AVX-512
+ * builds compute directly, without im2col, with method 1's sums (its one K
+ * block: K = cg kh kw <= 256, the GEMM's KC; taps in its order, one fma each,
+ * padding as 0), and other builds by method 1 on the same unpacked weights.
+ * Where it applies; and its geometry, which rlxc and the kernel share: output
+ * rows in bands of `band`, each band's input copied as sw phases per (input
+ * channel, kernel row) of `s` floats per output row, so that tap kx of
+ * output column x of band row r is element r s + x + kx / sw of phase kx % sw
+ * (plane floats apart: a band's rows plus room for vectors past the end). */
+enum { RK_GC_MAX_OCG = 16, RK_GC_BAND = 256 };
+static inline int rk_conv2d_grouped_ok(int64_t group, int64_t cg, int64_t ocg, int64_t kh, int64_t kw, int64_t sh,
+                                       int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl) {
+    return group > 1 && cg >= 1 && ocg >= 1 && ocg <= RK_GC_MAX_OCG && kh >= 1 && kh <= 7 && kw >= 1 && kw <= 7 &&
+           cg * kh * kw <= 256 && sh == sw && (sw == 1 || sw == 2) && dh == 1 && dw == 1 && pt >= 0 && pl >= 0;
+}
+typedef struct {
+    int64_t s, band, plane, planes, cols;   /* cols: a band's columns rounded up to 64 */
+} rk_gc_geom;
+static inline rk_gc_geom rk_conv2d_grouped_geom(int64_t cg, int64_t kh, int64_t kw, int64_t sw, int64_t oh,
+                                                int64_t ow) {
+    rk_gc_geom g;
+    g.s = ow + (kw - 1) / sw;
+    g.band = RK_GC_BAND / (g.s > 0 ? g.s : 1);
+    if (g.band > oh) g.band = oh;
+    if (g.band < 1) g.band = 1;
+    g.cols = (g.band * g.s + 63) / 64 * 64;
+    g.plane = g.cols + 16;   /* the last vectors of a band read up to (kw - 1) / sw < 16 past cols */
+    g.planes = cg * kh * sw;
+    return g;
+}
+/* Scratch bytes per thread of method 3's direct form: the planes, the
+ * weights as K x 16, K tap offsets and the sums of 16 channels. */
+static inline size_t rk_conv2d_grouped_scratch(int64_t cg, int64_t kh, int64_t kw, int64_t sw, int64_t oh,
+                                               int64_t ow) {
+    rk_gc_geom g = rk_conv2d_grouped_geom(cg, kh, kw, sw, oh, ow);
+    int64_t k = cg * kh * kw;
+    return (size_t)(g.planes * g.plane + k * RK_GC_MAX_OCG + RK_GC_MAX_OCG * g.cols) * sizeof(float) +
+           (size_t)k * sizeof(int64_t) + 4 * 64;
+}
 /* Scratch bytes per thread of conv_transpose_f32's product path (rk_conv.c;
  * in_dims, k: its 3 spatial axes); 0 where it has none. */
 size_t rk_conv_transpose_scratch(int64_t c, int64_t oc, int64_t group, const int64_t *k, const int64_t *in_dims);

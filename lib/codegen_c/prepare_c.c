@@ -101,16 +101,35 @@ static int conv_stem(const RlxGraph *g, int node) {
            w.pad_begin[0] >= 0 && w.pad_begin[1] >= 0;
 }
 
+/* A grouped convolution of a few output channels per group (rk_convgemm.c
+ * method 3: direct with AVX-512, else the GEMM on these weights unpacked):
+ * its weights stay as they are too. ResNeXt's and RegNet's 3x3. */
+static int conv_grouped(const RlxGraph *g, int node) {
+    const RlxNode *n = &g->n[node];
+    const RlxValue *x = &g->v[n->in[0]], *y = &g->v[n->out[0]];
+    int64_t group = rlx_attr_i(n, "group", 1);
+    if (x->rank != 4 || group < 2) return 0;
+    RlxWindow w;
+    rlx_conv_geometry(g, node, &w);
+    return w.nsp == 2 && rk_conv2d_grouped_ok(group, x->dims[1] / group, y->dims[1] / group, w.k[0], w.k[1], w.s[0],
+                                              w.s[1], w.d[0], w.d[1], w.pad_begin[0], w.pad_begin[1]);
+}
+
 /* Conv weights (O, I/group, kh, kw) are the GEMM's A, one block per group
  * (rlx_a_packed = 1), or, transposed, its B (rlx_a_packed = 2); the kernel
  * shape moves to the attribute, as the packed weight is 1-D. Stems keep
- * theirs (rlx_stem). */
+ * theirs (rlx_stem), and so do grouped convolutions of few channels per
+ * group (rlx_grouped). */
 static void prepack_conv(RlxGraph *g, int node) {
     RlxNode *n = &g->n[node];
     int wv = n->in[1];
     if (!rlx_is_const(g, wv) || !rlx_c_all_f32(g, node) || !rlx_c_conv_uses_gemm(g, node)) return;
     if (conv_stem(g, node)) {
         rlx_attr_add(g, node, "rlx_stem", RLX_A_INT)->i = 1;
+        return;
+    }
+    if (conv_grouped(g, node)) {
+        rlx_attr_add(g, node, "rlx_grouped", RLX_A_INT)->i = 1;
         return;
     }
     const RlxValue *w = &g->v[wv], *y = &g->v[n->out[0]];

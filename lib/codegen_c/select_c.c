@@ -178,10 +178,17 @@ static void select_conv2d(const RlxGraph *g, RlxThunk *t) {
     int64_t kdim = rlx_tk_get_i(t, "c") / group * rlx_tk_get_i(t, "kh") * rlx_tk_get_i(t, "kw");
     int64_t ncols = rlx_tk_get_i(t, "oh") * rlx_tk_get_i(t, "ow"), nblk = conv_block(ocg, kdim, ncols);
     int64_t packed = rlx_attr_i(n, "rlx_a_packed", 0);
-    rlx_tk_i(t, "method", rlx_attr_i(n, "rlx_stem", 0) ? 2 : 1);
+    int grouped = rlx_attr_i(n, "rlx_grouped", 0) != 0;
+    rlx_tk_i(t, "method", rlx_attr_i(n, "rlx_stem", 0) ? 2 : grouped ? 3 : 1);
     rlx_tk_i(t, "nblk", nblk);
     rlx_tk_i(t, "a_packed", packed);
     t->scratch = (int64_t)rk_conv2d_scratch(ocg, kdim, nblk, packed == 2);
+    if (grouped) {   /* method 3's direct form, or method 1 where the runtime has no AVX-512 */
+        int64_t gs = (int64_t)rk_conv2d_grouped_scratch(rlx_tk_get_i(t, "c") / group, rlx_tk_get_i(t, "kh"),
+                                                        rlx_tk_get_i(t, "kw"), rlx_tk_get_i(t, "sw"),
+                                                        rlx_tk_get_i(t, "oh"), rlx_tk_get_i(t, "ow"));
+        if (gs > t->scratch) t->scratch = gs;
+    }
 }
 
 /* matmul_f32 / gemm_f32: pre-packed B, few rows, scratch. */
