@@ -81,6 +81,14 @@ run_suite() {
             grep -q skipped <<<"$line" && note="$(sed -E 's/.* ([0-9]+) skipped$/\1/' <<<"$line") skipped"
         fi
     fi
+    # Sanitized, a report anywhere in the log fails the suite, whatever it
+    # counted: Criterion judges a test by its assertions, and a leak that
+    # LeakSanitizer reports as a passing test's process exits is not one.
+    if [ -n "${RLX_SANITIZED:-}" ] && grep -qE 'ERROR: (Address|Leak)Sanitizer|: runtime error: ' <<<"$clean"; then
+        [ -n "$p" ] && [ "${f:-0}" -eq 0 ] && f=1
+        note="a sanitizer report in its log${note:+; $note}"
+        echo "run_all: $name: a sanitizer report in its log; counted as a failure"
+    fi
     if [ "$kind" = floor ] && [ -n "$p" ]; then
         note="$f not passing, within the floor${note:+; $note}"
         f=0
@@ -121,8 +129,12 @@ for src in tests/unit/test_*.c; do
     t=$(basename "$src" .c)
     [ -n "${RLX_UNIT:-}" ] && [[ " $RLX_UNIT " != *" $t "* ]] && continue
     bin=$BUILD/unit/$t
-    if [ -x "$bin" ]; then run_suite "unit/$t" criterion "$bin"
-    else missing "unit/$t" "$bin not built (make unit)"; fi
+    if [ ! -x "$bin" ]; then missing "unit/$t" "$bin not built (make unit)"
+    elif [ "$t" = test_vk ] && [ -n "${RLX_SAN_KEEP_LOADED:-}" ]; then
+        # sanitized: its Vulkan layers kept mapped for LeakSanitizer (tests/sanitize/keep_loaded.c)
+        run_suite "unit/$t" criterion env LD_PRELOAD="$RLX_SAN_KEEP_LOADED" \
+            ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" "$bin"
+    else run_suite "unit/$t" criterion "$bin"; fi
 done
 # The kernel tests against the AVX2 and AVX-512 variants (Makefile ISA_BINS),
 # on CPUs that have them: none built where the CPU has AVX2 is a failure.
