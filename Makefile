@@ -117,7 +117,7 @@ $(B)/rlxc.1: $(B)/rlxc scripts/rlxc-man.sh
 # Criterion unit tests: one binary per tests/unit/test_*.c
 UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%)
-$(B)/unit/%: tests/unit/%.c $(B)/librlx.a $(HDRS) tests/unit/testgraph.h
+$(B)/unit/%: tests/unit/%.c $(B)/librlx.a $(HDRS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu99 -Wall -Wextra -Werror -Wno-missing-field-initializers $(CFLAGS) $(CJSON_CFLAGS) -Ilib -Iruntime_min $< -o $@ $(B)/librlx.a $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(SPIRV_LIBS) -lcriterion -lm -ldl -pthread
 
@@ -144,7 +144,7 @@ HAVE_AVX2 := $(if $(and $(filter avx2,$(CPU_FLAGS)),$(filter fma,$(CPU_FLAGS)),$
 HAVE_AVX512 := $(if $(HAVE_AVX2),$(if $(and $(filter avx512f,$(CPU_FLAGS)),$(filter avx512cd,$(CPU_FLAGS)),$(filter avx512vl,$(CPU_FLAGS)),$(filter avx512bw,$(CPU_FLAGS)),$(filter avx512dq,$(CPU_FLAGS))),1))
 ISA_BINS = $(if $(HAVE_AVX2),$(ISA_UNIT:%=$(B)/unit_avx2/%)) $(if $(HAVE_AVX512),$(ISA_UNIT:%=$(B)/unit_avx512/%))
 define isa_unit_rule
-$(B)/unit_$(1)/%: tests/unit/%.c $(B)/librlxrt.a $(HDRS)
+$(B)/unit_$(1)/%: tests/unit/%.c $(B)/librlxrt.a $(HDRS) $(wildcard tests/unit/*.h)
 	@mkdir -p $$(dir $$@)
 	$$(CC) -std=gnu99 -ffp-contract=off -Wall -Wextra -Werror -Wno-missing-field-initializers -O2 $(SAN_FLAGS) -DRK_ISA=$(1) \
 	    $$$$($(B)/rlxc runtime --isa-flags $(1)) -Iruntime_min $$< -o $$@ $(B)/librlxrt.a -lcriterion -lm -pthread

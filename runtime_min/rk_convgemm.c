@@ -56,6 +56,7 @@ typedef struct {
     S2 s2;            /* stride 2: im2col (method 1) or the stem's taps (method 2) read split rows */
     const float *shared_col;   /* method 1: the one block's im2col, built by all threads (col_task) */
     int lanes;        /* method 0: depthwise 3x3 with 16 channels in the lanes (dw_lanes_block) */
+    rk_gc_geom gc;    /* method 3: the direct form's bands and planes (rk_conv2d_grouped_geom) */
     rk_queue *q;      /* the tasks' owners (rk_take) */
 } Conv;
 
@@ -1468,6 +1469,9 @@ static void stem_task(void *arg, int tid) {
  * padding's zeros included; the epilogue is the GEMM's: the bits of method 1
  * (tests/unit/test_conv_grouped.c compares them). Columns past ow in a row
  * (s - ow of them) are computed and dropped. */
+/* rk_conv2d_grouped_ok's K <= 256 is the GEMM's one K block */
+typedef char rk_gc_one_k_block[RK_SGEMM_KC == 256 ? 1 : -1];
+
 #if defined(__AVX512F__)
 static int grouped_ok(const rk_conv2d_f32_params *p) {
     return rk_conv2d_grouped_ok(p->group, p->c / p->group, p->oc / p->group, p->kh, p->kw, p->sh, p->sw, p->dh, p->dw,
@@ -1493,15 +1497,54 @@ DW_INLINE void gc_tile(int NO, int NV, const float *planes, const int64_t *off, 
         for (int v = 0; v < NV; v++) _mm512_storeu_ps(T + o * tstride + j0 + 16 * v, acc[o * NV + v]);
 }
 
-/* One (image b, group gi, band from output row oy0) in thread scratch scr. */
-static void gc_unit(const Conv *C, const rk_gc_geom *G, int64_t b, int64_t gi, int64_t oy0, uint8_t *scr) {
+/* A thread's share of the scratch, as rk_conv2d_grouped_scratch counts it:
+ * the planes, the weights of one group (K x 16), the sums of 16 channels
+ * over a band, and the taps' offsets into the planes. */
+typedef struct {
+    float *planes, *wt, *T;
+    int64_t *off;
+} GcScratch;
+
+static GcScratch gc_scratch(const Conv *C, uint8_t *scr) {
+    GcScratch S;
+    S.planes = rk_align64f(scr);
+    S.wt = S.planes + C->gc.planes * C->gc.plane;
+    S.T = S.wt + C->kdim * RK_GC_MAX_OCG;
+    S.off = (int64_t *)(void *)(S.T + RK_GC_MAX_OCG * C->gc.cols);
+    return S;
+}
+
+/* NO: the tile's channels, 4, 8 or 16 (NV = 16 / NO vectors of columns). */
+static int gc_channels(int64_t ocg) { return ocg <= 4 ? 4 : ocg <= 8 ? 8 : 16; }
+
+/* Group gi's weights as K x NO (channels past ocg 0). */
+static void gc_pack_weights(const Conv *C, int64_t gi, float *wt) {
+    const int64_t ocg = C->ocg, k_all = C->kdim;
+    const int NO = gc_channels(ocg);
+    const float *wg = C->w + gi * ocg * k_all;
+    for (int64_t k = 0; k < k_all; k++)
+        for (int o = 0; o < NO; o++) wt[k * NO + o] = o < ocg ? wg[o * k_all + k] : 0.0f;
+}
+
+/* Where tap k (input channel, kernel row, kernel column) reads in the planes:
+ * the same for every unit. */
+static void gc_offsets(const Conv *C, int64_t *off) {
+    const int64_t kh = C->p->kh, kw = C->p->kw, sw = C->p->sw;
+    for (int64_t k = 0; k < C->kdim; k++) {
+        int64_t kx = k % kw, ky = k / kw % kh, ic = k / (kw * kh);
+        off[k] = ((ic * kh + ky) * sw + kx % sw) * C->gc.plane + kx / sw;
+    }
+}
+
+/* One (image b, group gi, band from output row oy0), gi's weights in S.wt. */
+static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcScratch *S) {
     const rk_conv2d_f32_params *p = C->p;
-    const int64_t c = p->c, h = p->h, w = p->w, oc = p->oc, oh = p->oh, ow = p->ow, kh = p->kh, kw = p->kw;
+    const rk_gc_geom *G = &C->gc;
+    const int64_t c = p->c, h = p->h, w = p->w, oc = p->oc, oh = p->oh, ow = p->ow, kh = p->kh;
     const int64_t sw = p->sw, cg = C->cg, ocg = C->ocg, k_all = C->kdim;
-    const int NO = ocg <= 4 ? 4 : ocg <= 8 ? 8 : 16, NV = 16 / NO;
+    const int NO = gc_channels(ocg);
     int64_t rows = oh - oy0 < G->band ? oh - oy0 : G->band, n = rows * G->s;
-    float *planes = rk_align64f(scr), *wt = planes + G->planes * G->plane, *T = wt + k_all * RK_GC_MAX_OCG;
-    int64_t *off = (int64_t *)(void *)(T + RK_GC_MAX_OCG * G->cols);
+    float *planes = S->planes, *T = S->T;
     /* the planes: phase ph of (ic, ky), row r, element i = input column i sw + ph - pl of row (oy0 + r) sh - pt + ky */
     for (int64_t ic = 0; ic < cg; ic++)
         for (int64_t ky = 0; ky < kh; ky++)
@@ -1523,17 +1566,10 @@ static void gc_unit(const Conv *C, const rk_gc_geom *G, int64_t b, int64_t gi, i
                 }
                 for (int64_t i = n; i < G->plane; i++) q[i] = 0.0f;
             }
-    /* weights as K x NO (channels past ocg 0), and where each tap reads */
-    const float *wg = C->w + gi * ocg * k_all;
-    for (int64_t k = 0; k < k_all; k++) {
-        for (int o = 0; o < NO; o++) wt[k * NO + o] = o < ocg ? wg[o * k_all + k] : 0.0f;
-        int64_t kx = k % kw, ky = k / kw % kh, ic = k / (kw * kh);
-        off[k] = ((ic * kh + ky) * sw + kx % sw) * G->plane + kx / sw;
-    }
-    for (int64_t j0 = 0; j0 < n; j0 += 16 * NV) {
-        if (NO == 4) gc_tile(4, 4, planes, off, wt, k_all, j0, T, G->cols);
-        else if (NO == 8) gc_tile(8, 2, planes, off, wt, k_all, j0, T, G->cols);
-        else gc_tile(16, 1, planes, off, wt, k_all, j0, T, G->cols);
+    for (int64_t j0 = 0; j0 < n; j0 += 16 * (16 / NO)) {
+        if (NO == 4) gc_tile(4, 4, planes, S->off, S->wt, k_all, j0, T, G->cols);
+        else if (NO == 8) gc_tile(8, 2, planes, S->off, S->wt, k_all, j0, T, G->cols);
+        else gc_tile(16, 1, planes, S->off, S->wt, k_all, j0, T, G->cols);
     }
     /* each output row: its first ow sums, with the GEMM's epilogue */
     const int64_t act = p->act;
@@ -1554,14 +1590,22 @@ static void gc_unit(const Conv *C, const rk_gc_geom *G, int64_t b, int64_t gi, i
     }
 }
 
+/* Units t = (image, group, band) in that order; a thread packs a group's
+ * weights again only when its next unit is in another group. */
+static int64_t gc_units(const Conv *C) { return C->p->n * C->p->group * ((C->p->oh + C->gc.band - 1) / C->gc.band); }
+
 static void grouped_task(void *arg, int tid) {
     const Conv *C = arg;
     const rk_conv2d_f32_params *p = C->p;
-    rk_gc_geom G = rk_conv2d_grouped_geom(C->cg, p->kh, p->kw, p->sw, p->oh, p->ow);
-    int64_t nb = (p->oh + G.band - 1) / G.band, total = p->n * p->group * nb;
-    uint8_t *scr = C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread;
-    for (int64_t cursor = 0, t; rk_next_task(C->q, (int)C->ntasks, tid, total, &cursor, &t);)
-        gc_unit(C, &G, t / nb / p->group, t / nb % p->group, t % nb * G.band, scr);
+    int64_t nb = (p->oh + C->gc.band - 1) / C->gc.band, packed = -1;
+    GcScratch S = gc_scratch(C, C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread);
+    gc_offsets(C, S.off);
+    for (int64_t cursor = 0, t; rk_next_task(C->q, (int)C->ntasks, tid, gc_units(C), &cursor, &t);) {
+        int64_t gi = t / nb % p->group;
+        if (gi != packed) gc_pack_weights(C, gi, S.wt);
+        packed = gi;
+        gc_unit(C, t / nb / p->group, gi, t % nb * C->gc.band, &S);
+    }
 }
 #endif
 
@@ -1608,8 +1652,8 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
     }
     if (p->method == 3 && grouped_ok(p) && ctx && ctx->scratch &&
         ctx->scratch_per_thread >= rk_conv2d_grouped_scratch(C.cg, p->kh, p->kw, p->sw, p->oh, p->ow)) {
-        rk_gc_geom G = rk_conv2d_grouped_geom(C.cg, p->kh, p->kw, p->sw, p->oh, p->ow);
-        int64_t total = p->n * p->group * ((p->oh + G.band - 1) / G.band);
+        C.gc = rk_conv2d_grouped_geom(C.cg, p->kh, p->kw, p->sw, p->oh, p->ow);
+        int64_t total = gc_units(&C);
         C.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
         rk_pool_share(ctx->pool, (int)C.ntasks, grouped_task, &C);
         return RLX_OK;

@@ -21,6 +21,7 @@
 
 #include "rk_gemm.h"
 #include "rlx_rt.h"
+#include "refsum.h"
 #include "rlx_scalar.h"
 
 static uint32_t rng_state = 4242u;
@@ -66,8 +67,7 @@ static void run_geo(Geo g) {
 
     /* method 1 against the definition in double (before the activation) */
     if (g.act == RS_ACT_NONE) {
-        double worst = 0;
-        size_t special_wrong = 0;
+        RefErr err = {0, 0};
         for (int64_t n = 0; n < g.n; n++)
             for (int64_t o = 0; o < oc; o++)
                 for (int64_t oy = 0; oy < oh; oy++)
@@ -84,16 +84,10 @@ static void run_geo(Geo g) {
                                     s += (double)w[(o * g.cg + ic) * g.kh * g.kw + ky * g.kw + kx] * xv;
                                 }
                         s += b[o] + (g.res ? r[at] : 0.0);
-                        float v = want[at];
-                        if (!isfinite(s) || !isfinite(v)) {
-                            special_wrong += isnan(s) ? !isnan(v) : (double)v != s;
-                            continue;
-                        }
-                        double e = fabs((double)v - s) / (1.0 + fabs(s));
-                        if (e > worst) worst = e;
+                        ref_compare(&err, s, want[at]);
                     }
-        cr_expect_lt(worst, 1e-5, "method 1 vs double: %g", worst);
-        cr_expect_eq(special_wrong, 0, "NaN and inf where the definition puts them");
+        cr_expect_lt(err.worst, 1e-5, "method 1 vs double: %g", err.worst);
+        cr_expect_eq(err.special_wrong, 0, "NaN and inf where the definition puts them");
     }
 
     p.method = 3;

@@ -22,6 +22,7 @@
 
 #include "rk_gemm.h"
 #include "rlx_rt.h"
+#include "refsum.h"
 
 #define OUT(...) ((void *const[]){__VA_ARGS__})
 
@@ -63,8 +64,7 @@ static void run_geo(const Geo *g0) {
     /* the definition's column matrix and the same GEMM, per image and group */
     float *col = malloc((size_t)(kdim * ncols) * 4), *want = malloc(ny * 4);
     void *gs = malloc(rk_sgemm_scratch_size(ocg, ncols, kdim));
-    double worst = 0;
-    size_t special_wrong = 0;
+    RefErr err = {0, 0};
     for (int64_t n = 0; n < g->n; n++)
         for (int64_t gi = 0; gi < g->group; gi++) {
             const float *xg = x + (n * g->c + gi * cg) * g->h * g->w;
@@ -85,17 +85,11 @@ static void run_geo(const Geo *g0) {
                 for (int64_t j = 0; j < ncols; j++) {
                     double s = b[gi * ocg + o];
                     for (int64_t r = 0; r < kdim; r++) s += (double)w[(gi * ocg + o) * kdim + r] * col[r * ncols + j];
-                    float v = y[o * ncols + j];
-                    if (!isfinite(s) || !isfinite(v)) {
-                        special_wrong += isnan(s) ? !isnan(v) : (double)v != s;
-                        continue;
-                    }
-                    double e = fabs((double)v - s) / (1.0 + fabs(s));
-                    if (e > worst) worst = e;
+                    ref_compare(&err, s, y[o * ncols + j]);
                 }
         }
-    cr_expect_lt(worst, 1e-5, "reference GEMM vs double: %g", worst);
-    cr_expect_eq(special_wrong, 0);
+    cr_expect_lt(err.worst, 1e-5, "reference GEMM vs double: %g", err.worst);
+    cr_expect_eq(err.special_wrong, 0);
 
     rk_conv2d_f32_params p = {.n = g->n, .c = g->c, .h = g->h, .w = g->w, .oc = g->oc, .oh = oh, .ow = ow,
                               .kh = g->kh, .kw = g->kw, .sh = g->sh, .sw = 2, .pt = g->pt, .pl = g->pl,
