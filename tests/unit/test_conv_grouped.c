@@ -150,3 +150,22 @@ Test(conv_grouped, kernels_batch_epilogues) {
     run_geo((Geo){.n = 2, .group = 32, .cg = 4, .ocg = 4, .h = 8, .w = 8, .kh = 3, .kw = 3, .s = 1, .pt = 1, .pb = 1,
                   .pl = 1, .pr = 1, .res = 1});
 }
+
+Test(conv_grouped, refuses_bad_params) {
+    /* a method past 3, and method 3 on packed weights (rlxc never packs them), are RLX_E_ARG;
+     * scratch too small for the direct form falls back to method 1, which then refuses it */
+    float x[2 * 4 * 4] = {0}, w[2 * 9] = {0}, b[2] = {0}, y[2 * 4 * 4];
+    uint8_t scratch[256];
+    rk_ctx ctx = {1, NULL, scratch, sizeof scratch};
+    rk_conv2d_f32_params p = {.n = 1, .c = 2, .h = 4, .w = 4, .oc = 2, .oh = 4, .ow = 4, .kh = 3, .kw = 3, .sh = 1,
+                              .sw = 1, .pt = 1, .pl = 1, .dh = 1, .dw = 1, .group = 2, .has_bias = 1, .method = 4,
+                              .nblk = 16};
+    const void *in[3] = {x, w, b};
+    cr_expect_eq(rk_conv2d_f32(&ctx, &p, in, (void *const[]){y}), RLX_E_ARG);
+    p.method = 3;
+    p.a_packed = 1;
+    cr_expect_eq(rk_conv2d_f32(&ctx, &p, in, (void *const[]){y}), RLX_E_ARG);
+    p.a_packed = 0;
+    cr_assert_lt(sizeof scratch, rk_conv2d_scratch(1, 9, 16, 0));
+    cr_expect_eq(rk_conv2d_f32(&ctx, &p, in, (void *const[]){y}), RLX_E_ARG);
+}
