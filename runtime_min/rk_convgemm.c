@@ -55,7 +55,7 @@ typedef struct {
     int64_t ntiles, msplit, mstep;
     S2 s2;            /* stride 2: im2col (method 1) or the stem's taps (method 2) read split rows */
     const float *shared_col;   /* method 1: the one block's im2col, built by all threads (col_task) */
-    int lanes;        /* method 0: depthwise 3x3 with 16 channels in the lanes (dw_lanes_block) */
+    int lanes;        /* method 0: depthwise with a vector of channels in the lanes (dw_lanes_block) */
     rk_gc_geom gc;    /* method 3: the direct form's bands and planes (rk_conv2d_grouped_geom) */
     rk_queue *q;      /* the tasks' owners (rk_take) */
 } Conv;
@@ -461,6 +461,12 @@ static void dw_epilogue(float *restrict y, int64_t n, float bias, const float *r
     }
 }
 
+#if defined(__GNUC__)
+#define DW_INLINE static inline __attribute__((always_inline))
+#else
+#define DW_INLINE static inline
+#endif
+
 #if defined(__AVX512F__)
 /* Lanes [lo, hi) of a 16-lane mask, the range clipped to the vector. */
 static inline __mmask16 dw_lanes(int64_t lo, int64_t hi) {
@@ -506,12 +512,6 @@ static inline __m512 dw_finish(__m512 acc, float bias, const float *res, __mmask
         acc = _mm512_add_ps(acc, _mm512_set1_ps(bias));
     return dw_act(acc, act, lo, hi);
 }
-
-#if defined(__GNUC__)
-#define DW_INLINE static inline __attribute__((always_inline))
-#else
-#define DW_INLINE static inline
-#endif
 
 /* One input row's three taps for a strip of 16 output columns: lane j of
  * tap t holds the input column (j0 + j)*s - pl + t, 0 where that column is
@@ -808,40 +808,52 @@ static void dw_rows(const rk_conv2d_f32_params *p, const float *x, const float *
     }
 }
 
-#if defined(__AVX512F__)
-/* ---- depthwise on small planes, 16 channels in the lanes ----
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#define DW_HAVE_LANES 1
+#else
+#define DW_HAVE_LANES 0
+#endif
+
+#if DW_HAVE_LANES
+/* ---- depthwise on small planes, a vector of channels in the lanes ----
  * On a 14x14 or 7x7 plane a row is one part-empty vector, and a plane's
  * few rows are too few for the sums of one row to overlap the next (a
- * 576-channel 14x14 3x3 layer: 18 cycles a row, 1.5x ORT's time). Here 16
- * channels go through at once: their planes are turned into [position][16
- * channels] (16x16 blocks transposed in registers), then spread into a
- * zero-padded plane, each output position is kh*kw fmas of whole vectors,
- * every lane with the same geometry (no masks, no tests), four positions
- * at a time, and the outputs are turned back. The sums are dw_any_ok's, so
- * a plane's bits do not depend on which kernel it gets. A plane whose
- * padded input or output is too large for the stack buffers goes in bands
- * of output rows, each band's input rows transposed a row at a time (the
- * rows two bands share, twice). 3x3 kernels: planes of up to 256
- * positions (the strips take larger ones); others up to DW_LANES_TAPS
- * taps; one input channel per output channel, no residual, any
- * activation. */
+ * 576-channel 14x14 3x3 layer: 18 cycles a row, 1.5x ORT's time). Here DL
+ * channels (16 with AVX-512, 8 with AVX2) go through at once: their planes
+ * are turned into [position][DL channels] (DLxDL blocks transposed in
+ * registers), then spread into a zero-padded plane, each output position
+ * is kh*kw fmas of whole vectors, every lane with the same geometry (no
+ * masks, no tests), four positions at a time, and the outputs are turned
+ * back. The sums are dw_any_ok's, so a plane's bits do not depend on which
+ * kernel it gets. A plane whose padded input or output is too large for the
+ * stack buffers goes in bands of output rows, each band's input rows
+ * transposed a row at a time (the rows two bands share, twice). 3x3
+ * kernels: planes of up to 256 positions (the strips, or with AVX2
+ * depthwise3x3's rows, take larger ones); others up to DW_LANES_TAPS taps
+ * (with AVX2 this replaced dw_rows, whose per-row epilogue ran the 7- and
+ * 14-wide rows of EfficientNet's 5x5 layers lane by lane); one input
+ * channel per output channel, no residual, any activation. */
 enum { DW_LANES_IN = 2048, DW_LANES_OUT = 1024, DW_LANES_TAPS = 64 };
 
-/* Output rows per band: the most whose padded input rows fit in
- * DW_LANES_IN positions and outputs in DW_LANES_OUT; 0 if not one. */
-static int64_t dw_lanes_band(const rk_conv2d_f32_params *p) {
-    int64_t wp = dw_span(p->ow, p->sw, p->kw, p->dw), nb = p->oh;
-    while (nb > 0 && (dw_span(nb, p->sh, p->kh, p->dh) * wp > DW_LANES_IN || nb * p->ow > DW_LANES_OUT)) nb--;
-    return nb;
-}
-
-static int dw_lanes_ok(const Conv *C) {
-    const rk_conv2d_f32_params *p = C->p;
-    if (!dw_any_ok(C) || C->ocg != 1 || C->res || p->kh * p->kw > DW_LANES_TAPS || p->h * p->w <= 0) return 0;
-    /* 3x3: small planes; the strips take the others */
-    if (dw3_ok(C)) return p->sh <= 2 && p->sw <= 2 && p->h * p->w <= 256 && p->oh * p->ow <= 256;
-    return dw_lanes_band(p) > 0;
-}
+#if defined(__AVX512F__)
+#define DL 16
+typedef __m512 dl_vec;
+typedef __mmask16 dl_bias_mask;
+#define DL_ZERO() _mm512_setzero_ps()
+#define DL_LOAD(p) _mm512_loadu_ps(p)
+#define DL_STORE(p, v) _mm512_storeu_ps(p, v)
+#define DL_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define DL_ADD(a, b) _mm512_add_ps(a, b)
+/* the first n (0..16) floats at p, the other lanes 0 (and not read); the
+ * first n lanes of v to p */
+#define DL_LOAD_N(n, p) rk_load16(dw_lanes(0, n), p)
+#define DL_STORE_N(n, p, v) _mm512_mask_storeu_ps(p, dw_lanes(0, n), v)
+/* t + bias in the lanes of m, t in the others */
+#define DL_BIAS_MASK(bv) _mm512_cmp_ps_mask(bv, _mm512_setzero_ps(), _CMP_NEQ_UQ)
+#define DL_NO_BIAS() ((__mmask16)0)
+#define DL_ADD_BIAS(t, m, bv) _mm512_mask_add_ps(t, m, t, bv)
+#define DL_ACT(v, act, lo, hi) dw_act(v, act, lo, hi)
+#define DL_TR(r) dw_tr16(r)
 
 /* r[i] lane j <- r[j] lane i */
 static inline void dw_tr16(__m512 *r) {
@@ -871,59 +883,117 @@ static inline void dw_tr16(__m512 *r) {
     }
     for (int i = 0; i < 16; i++) r[i] = t[i];
 }
+#else
+#define DL 8
+typedef __m256 dl_vec;
+typedef __m256 dl_bias_mask;
+#define DL_ZERO() _mm256_setzero_ps()
+#define DL_LOAD(p) _mm256_loadu_ps(p)
+#define DL_STORE(p, v) _mm256_storeu_ps(p, v)
+#define DL_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define DL_ADD(a, b) _mm256_add_ps(a, b)
+#define DL_LOAD_N(n, p) ((n) >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, rk_v8_lanes(n)))
+#define DL_STORE_N(n, p, v) ((n) >= 8 ? _mm256_storeu_ps(p, v) : _mm256_maskstore_ps(p, rk_v8_lanes(n), v))
+#define DL_BIAS_MASK(bv) _mm256_cmp_ps(bv, _mm256_setzero_ps(), _CMP_NEQ_UQ)
+#define DL_NO_BIAS() _mm256_setzero_ps()
+#define DL_ADD_BIAS(t, m, bv) _mm256_blendv_ps(t, _mm256_add_ps(t, bv), m)
+#define DL_ACT(v, act, lo, hi) rk_v8_act(v, (int)(act), lo, hi)
+#define DL_TR(r) dw_tr8(r)
 
-/* tout[q] (16 channels) = the sums and epilogue of output position q from
- * tin ([padded position][16 channels], rows wp positions wide), for oh
+/* r[i] lane j <- r[j] lane i */
+static inline void dw_tr8(__m256 *r) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    /* per 128-bit half H, u[4g + j] = rows 4g .. 4g+3 of column 4H + j */
+    for (int g = 0; g < 8; g += 4) {
+        u[g] = _mm256_shuffle_ps(t[g], t[g + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[g + 1] = _mm256_shuffle_ps(t[g], t[g + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[g + 2] = _mm256_shuffle_ps(t[g + 1], t[g + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[g + 3] = _mm256_shuffle_ps(t[g + 1], t[g + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int j = 0; j < 4; j++) {
+        r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+        r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+    }
+}
+#endif
+
+/* Output rows per band: the most whose padded input rows fit in
+ * DW_LANES_IN positions and outputs in DW_LANES_OUT; 0 if not one. */
+static int64_t dw_lanes_band(const rk_conv2d_f32_params *p) {
+    int64_t wp = dw_span(p->ow, p->sw, p->kw, p->dw), nb = p->oh;
+    while (nb > 0 && (dw_span(nb, p->sh, p->kh, p->dh) * wp > DW_LANES_IN || nb * p->ow > DW_LANES_OUT)) nb--;
+    return nb;
+}
+
+static int dw_lanes_ok(const Conv *C) {
+    const rk_conv2d_f32_params *p = C->p;
+    if (!dw_any_ok(C) || C->ocg != 1 || C->res || p->kh * p->kw > DW_LANES_TAPS || p->h * p->w <= 0) return 0;
+    /* 3x3: small planes, the strips take the others; with AVX2, none:
+     * depthwise3x3 takes them all, as conv_pwdw_f32 does (its bits) */
+#if defined(__AVX512F__)
+    if (dw3_ok(C)) return p->sh <= 2 && p->sw <= 2 && p->h * p->w <= 256 && p->oh * p->ow <= 256;
+#else
+    if (dw3_ok(C)) return 0;
+#endif
+    return dw_lanes_band(p) > 0;
+}
+
+/* tout[q] (DL channels) = the sums and epilogue of output position q from
+ * tin ([padded position][DL channels], rows wp positions wide), for oh
  * output rows (a band's), four positions of a row at a time; act a
  * constant after inlining. */
 DW_INLINE void dw_lanes_sums(const rk_conv2d_f32_params *p, const float *tin, int64_t wp, int64_t oh, float *tout,
-                             const float *wl, __m512 bv, __mmask16 has_bias, int64_t act) {
+                             const float *wl, dl_vec bv, dl_bias_mask has_bias, int64_t act) {
     const int64_t ow = p->ow, sh = p->sh, sw = p->sw, kh = p->kh, kw = p->kw, dh = p->dh, dw = p->dw;
     const float lo = (float)p->act_a, hi = (float)p->act_b;
     for (int64_t oy = 0; oy < oh; oy++) {
-        float *to = tout + oy * ow * 16;
+        float *to = tout + oy * ow * DL;
         int64_t ox = 0;
         for (; ox + 4 <= ow; ox += 4) {
-            __m512 t0 = _mm512_setzero_ps(), t1 = t0, t2 = t0, t3 = t0;
+            dl_vec t0 = DL_ZERO(), t1 = t0, t2 = t0, t3 = t0;
             for (int64_t ky = 0; ky < kh; ky++) {
-                const float *r = tin + ((oy * sh + ky * dh) * wp + ox * sw) * 16;
-                __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+                const float *r = tin + ((oy * sh + ky * dh) * wp + ox * sw) * DL;
+                dl_vec s0 = DL_ZERO(), s1 = s0, s2 = s0, s3 = s0;
                 for (int64_t kx = 0; kx < kw; kx++) {
-                    __m512 wv = _mm512_loadu_ps(wl + (ky * kw + kx) * 16);
-                    const float *q = r + kx * dw * 16;
-                    s0 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(q), s0);
-                    s1 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(q + sw * 16), s1);
-                    s2 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(q + 2 * sw * 16), s2);
-                    s3 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(q + 3 * sw * 16), s3);
+                    dl_vec wv = DL_LOAD(wl + (ky * kw + kx) * DL);
+                    const float *q = r + kx * dw * DL;
+                    s0 = DL_FMA(wv, DL_LOAD(q), s0);
+                    s1 = DL_FMA(wv, DL_LOAD(q + sw * DL), s1);
+                    s2 = DL_FMA(wv, DL_LOAD(q + 2 * sw * DL), s2);
+                    s3 = DL_FMA(wv, DL_LOAD(q + 3 * sw * DL), s3);
                 }
                 if (ky == 0) {
                     t0 = s0, t1 = s1, t2 = s2, t3 = s3;
                 } else {
-                    t0 = _mm512_add_ps(t0, s0), t1 = _mm512_add_ps(t1, s1);
-                    t2 = _mm512_add_ps(t2, s2), t3 = _mm512_add_ps(t3, s3);
+                    t0 = DL_ADD(t0, s0), t1 = DL_ADD(t1, s1);
+                    t2 = DL_ADD(t2, s2), t3 = DL_ADD(t3, s3);
                 }
             }
-            _mm512_storeu_ps(to + ox * 16, dw_act(_mm512_mask_add_ps(t0, has_bias, t0, bv), act, lo, hi));
-            _mm512_storeu_ps(to + (ox + 1) * 16, dw_act(_mm512_mask_add_ps(t1, has_bias, t1, bv), act, lo, hi));
-            _mm512_storeu_ps(to + (ox + 2) * 16, dw_act(_mm512_mask_add_ps(t2, has_bias, t2, bv), act, lo, hi));
-            _mm512_storeu_ps(to + (ox + 3) * 16, dw_act(_mm512_mask_add_ps(t3, has_bias, t3, bv), act, lo, hi));
+            DL_STORE(to + ox * DL, DL_ACT(DL_ADD_BIAS(t0, has_bias, bv), act, lo, hi));
+            DL_STORE(to + (ox + 1) * DL, DL_ACT(DL_ADD_BIAS(t1, has_bias, bv), act, lo, hi));
+            DL_STORE(to + (ox + 2) * DL, DL_ACT(DL_ADD_BIAS(t2, has_bias, bv), act, lo, hi));
+            DL_STORE(to + (ox + 3) * DL, DL_ACT(DL_ADD_BIAS(t3, has_bias, bv), act, lo, hi));
         }
         for (; ox < ow; ox++) {
-            __m512 t0 = _mm512_setzero_ps();
+            dl_vec t0 = DL_ZERO();
             for (int64_t ky = 0; ky < kh; ky++) {
-                const float *r = tin + ((oy * sh + ky * dh) * wp + ox * sw) * 16;
-                __m512 s0 = _mm512_setzero_ps();
+                const float *r = tin + ((oy * sh + ky * dh) * wp + ox * sw) * DL;
+                dl_vec s0 = DL_ZERO();
                 for (int64_t kx = 0; kx < kw; kx++)
-                    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(wl + (ky * kw + kx) * 16), _mm512_loadu_ps(r + kx * dw * 16), s0);
-                t0 = ky == 0 ? s0 : _mm512_add_ps(t0, s0);
+                    s0 = DL_FMA(DL_LOAD(wl + (ky * kw + kx) * DL), DL_LOAD(r + kx * dw * DL), s0);
+                t0 = ky == 0 ? s0 : DL_ADD(t0, s0);
             }
-            _mm512_storeu_ps(to + ox * 16, dw_act(_mm512_mask_add_ps(t0, has_bias, t0, bv), act, lo, hi));
+            DL_STORE(to + ox * DL, DL_ACT(DL_ADD_BIAS(t0, has_bias, bv), act, lo, hi));
         }
     }
 }
 
 static void dw_lanes_run(const rk_conv2d_f32_params *p, const float *tin, int64_t wp, int64_t oh, float *tout,
-                         const float *wl, __m512 bv, __mmask16 has_bias) {
+                         const float *wl, dl_vec bv, dl_bias_mask has_bias) {
     switch (p->act) {   /* the activation a constant in each loop */
     case RS_ACT_NONE: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_NONE); break;
     case RS_ACT_RELU: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_RELU); break;
@@ -935,94 +1005,90 @@ static void dw_lanes_run(const rk_conv2d_f32_params *p, const float *tin, int64_
 }
 
 /* Row ry of a padded band (wp positions) from input row iy of nch
- * channels (planes np apart), 16 columns at a time; zeros around it. */
+ * channels (planes np apart), DL columns at a time; zeros around it. */
 static void dw_lanes_row(const rk_conv2d_f32_params *p, const float *x, int64_t np, int64_t nch, int64_t iy,
                          int64_t wp, float *dst) {
     int64_t lo = p->pl < wp ? p->pl : wp, hi = p->pl + p->w < wp ? p->pl + p->w : wp;
     if (iy < 0 || iy >= p->h || hi <= lo) {
-        memset(dst, 0, sizeof(float) * (size_t)(wp * 16));
+        memset(dst, 0, sizeof(float) * (size_t)(wp * DL));
         return;
     }
-    memset(dst, 0, sizeof(float) * (size_t)(lo * 16));
-    memset(dst + hi * 16, 0, sizeof(float) * (size_t)((wp - hi) * 16));
-    __m512 r[16];
-    for (int64_t c0 = lo; c0 < hi; c0 += 16) {
-        int64_t n = hi - c0 < 16 ? hi - c0 : 16;
-        __mmask16 m = dw_lanes(0, n);
+    memset(dst, 0, sizeof(float) * (size_t)(lo * DL));
+    memset(dst + hi * DL, 0, sizeof(float) * (size_t)((wp - hi) * DL));
+    dl_vec r[DL];
+    for (int64_t c0 = lo; c0 < hi; c0 += DL) {
+        int64_t n = hi - c0 < DL ? hi - c0 : DL;
         const float *src = x + iy * p->w + (c0 - p->pl);
-        for (int c = 0; c < 16; c++) r[c] = c < nch ? rk_load16(m, src + c * np) : _mm512_setzero_ps();
-        dw_tr16(r);
-        for (int64_t i = 0; i < n; i++) _mm512_storeu_ps(dst + (c0 + i) * 16, r[i]);
+        for (int c = 0; c < DL; c++) r[c] = c < nch ? DL_LOAD_N(n, src + c * np) : DL_ZERO();
+        DL_TR(r);
+        for (int64_t i = 0; i < n; i++) DL_STORE(dst + (c0 + i) * DL, r[i]);
     }
 }
 
-/* nch (1..16) channels: planes x (h*w apart), weights w (kh*kw each),
+/* Positions [q0, q0 + n) (n <= DL) of tout back to nch channels' planes
+ * (nq apart) at y. */
+static void dw_lanes_back(const float *tout, int64_t n, int64_t nch, int64_t nq, float *y) {
+    dl_vec r[DL];
+    for (int i = 0; i < DL; i++) r[i] = i < n ? DL_LOAD(tout + i * DL) : DL_ZERO();
+    DL_TR(r);
+    for (int c = 0; c < nch; c++) DL_STORE_N(n, y + c * nq, r[c]);
+}
+
+/* nch (1..DL) channels: planes x (h*w apart), weights w (kh*kw each),
  * bias or NULL, outputs y (oh*ow apart) */
 static void dw_lanes_block(const rk_conv2d_f32_params *p, const float *x, const float *w, const float *bias,
                            float *y, int64_t nch) {
     const int64_t np = p->h * p->w, nq = p->oh * p->ow, taps = p->kh * p->kw;
     const int64_t hp = dw_span(p->oh, p->sh, p->kh, p->dh), wp = dw_span(p->ow, p->sw, p->kw, p->dw);
-    float tin[DW_LANES_IN * 16];
-    float tout[DW_LANES_OUT * 16];   /* also the whole plane transposed, before the sums */
-    float wl[DW_LANES_TAPS * 16];
-    float bl[16];
-    __mmask16 chans = dw_lanes(0, nch);
-    __m512 r[16];
-    for (int c = 0; c < 16; c++) {
-        for (int64_t k = 0; k < taps; k++) wl[k * 16 + c] = c < nch ? w[c * taps + k] : 0.0f;
+    float tin[DW_LANES_IN * DL];
+    float tout[DW_LANES_OUT * DL];   /* also the whole plane transposed, before the sums */
+    float wl[DW_LANES_TAPS * DL];
+    float bl[DL];
+    dl_vec r[DL];
+    for (int c = 0; c < DL; c++) {
+        for (int64_t k = 0; k < taps; k++) wl[k * DL + c] = c < nch ? w[c * taps + k] : 0.0f;
         bl[c] = c < nch && bias ? bias[c] : 0.0f;
     }
-    __m512 bv = _mm512_loadu_ps(bl);
+    dl_vec bv = DL_LOAD(bl);
     /* dw_finish adds a channel's bias where it is not 0 (NaN is not 0) */
-    __mmask16 has_bias = bias ? _mm512_cmp_ps_mask(bv, _mm512_setzero_ps(), _CMP_NEQ_UQ) : 0;
+    dl_bias_mask has_bias = bias ? DL_BIAS_MASK(bv) : DL_NO_BIAS();
     if (hp * wp <= DW_LANES_IN && np <= DW_LANES_OUT && nq <= DW_LANES_OUT) {
-        /* the whole plane: 16 positions of the flat plane per transpose
+        /* the whole plane: DL positions of the flat plane per transpose
          * (rows of a 7x7 plane are shorter than a vector), then spread into
          * the padded plane */
-        for (int64_t p0 = 0; p0 < np; p0 += 16) {
-            __mmask16 m = dw_lanes(0, np - p0);
-            for (int c = 0; c < 16; c++) r[c] = c < nch ? rk_load16(m, x + c * np + p0) : _mm512_setzero_ps();
-            dw_tr16(r);
-            for (int i = 0; i < 16 && p0 + i < np; i++) _mm512_storeu_ps(tout + (p0 + i) * 16, r[i]);
+        for (int64_t p0 = 0; p0 < np; p0 += DL) {
+            int64_t n = np - p0 < DL ? np - p0 : DL;
+            for (int c = 0; c < DL; c++) r[c] = c < nch ? DL_LOAD_N(n, x + c * np + p0) : DL_ZERO();
+            DL_TR(r);
+            for (int i = 0; i < n; i++) DL_STORE(tout + (p0 + i) * DL, r[i]);
         }
         /* padded row ry is input row ry - pt; its columns c are input columns c - pl */
         for (int64_t ry = 0; ry < hp; ry++) {
-            float *dst = tin + ry * wp * 16;
+            float *dst = tin + ry * wp * DL;
             int64_t iy = ry - p->pt, lo = p->pl < wp ? p->pl : wp, hi = p->pl + p->w < wp ? p->pl + p->w : wp;
             if (iy < 0 || iy >= p->h || hi <= lo) {
-                memset(dst, 0, sizeof(float) * (size_t)(wp * 16));
+                memset(dst, 0, sizeof(float) * (size_t)(wp * DL));
                 continue;
             }
-            memset(dst, 0, sizeof(float) * (size_t)(lo * 16));
-            memcpy(dst + lo * 16, tout + iy * p->w * 16, sizeof(float) * (size_t)((hi - lo) * 16));
-            memset(dst + hi * 16, 0, sizeof(float) * (size_t)((wp - hi) * 16));
+            memset(dst, 0, sizeof(float) * (size_t)(lo * DL));
+            memcpy(dst + lo * DL, tout + iy * p->w * DL, sizeof(float) * (size_t)((hi - lo) * DL));
+            memset(dst + hi * DL, 0, sizeof(float) * (size_t)((wp - hi) * DL));
         }
         dw_lanes_run(p, tin, wp, p->oh, tout, wl, bv, has_bias);
-        for (int64_t q0 = 0; q0 < nq; q0 += 16) {
-            __mmask16 m = dw_lanes(0, nq - q0);
-            for (int i = 0; i < 16; i++) r[i] = q0 + i < nq ? _mm512_loadu_ps(tout + (q0 + i) * 16) : _mm512_setzero_ps();
-            dw_tr16(r);
-            for (int c = 0; c < 16; c++)
-                if (chans >> c & 1) _mm512_mask_storeu_ps(y + c * nq + q0, m, r[c]);
-        }
+        for (int64_t q0 = 0; q0 < nq; q0 += DL)
+            dw_lanes_back(tout + q0 * DL, nq - q0 < DL ? nq - q0 : DL, nch, nq, y + q0);
         return;
     }
     int64_t nb = dw_lanes_band(p);
     for (int64_t oy0 = 0; oy0 < p->oh; oy0 += nb) {
         int64_t rows = p->oh - oy0 < nb ? p->oh - oy0 : nb, iy0 = oy0 * p->sh - p->pt;
         int64_t span = dw_span(rows, p->sh, p->kh, p->dh);
-        for (int64_t ry = 0; ry < span; ry++) dw_lanes_row(p, x, np, nch, iy0 + ry, wp, tin + ry * wp * 16);
+        for (int64_t ry = 0; ry < span; ry++) dw_lanes_row(p, x, np, nch, iy0 + ry, wp, tin + ry * wp * DL);
         dw_lanes_run(p, tin, wp, rows, tout, wl, bv, has_bias);
         for (int64_t oy = 0; oy < rows; oy++)
-            for (int64_t c0 = 0; c0 < p->ow; c0 += 16) {
-                int64_t n = p->ow - c0 < 16 ? p->ow - c0 : 16;
-                __mmask16 m = dw_lanes(0, n);
-                for (int i = 0; i < 16; i++)
-                    r[i] = i < n ? _mm512_loadu_ps(tout + (oy * p->ow + c0 + i) * 16) : _mm512_setzero_ps();
-                dw_tr16(r);
-                for (int c = 0; c < 16; c++)
-                    if (chans >> c & 1) _mm512_mask_storeu_ps(y + c * nq + (oy0 + oy) * p->ow + c0, m, r[c]);
-            }
+            for (int64_t c0 = 0; c0 < p->ow; c0 += DL)
+                dw_lanes_back(tout + (oy * p->ow + c0) * DL, p->ow - c0 < DL ? p->ow - c0 : DL, nch, nq,
+                              y + (oy0 + oy) * p->ow + c0);
     }
 }
 #endif
@@ -1093,11 +1159,11 @@ static void direct_task(void *arg, int tid) {
      * plane put both threads' writes in the cache lines where small planes
      * (7x7 = 196 bytes) meet, and 14x14 and 7x7 depthwise layers did not scale */
     int64_t cursor = 0, t = -1, t1 = 0;
-#if defined(__AVX512F__)
-    if (C->lanes) {   /* items: blocks of 16 channels of an image */
-        int64_t nb = (p->oc + 15) / 16;
+#if DW_HAVE_LANES
+    if (C->lanes) {   /* items: blocks of DL channels of an image */
+        int64_t nb = (p->oc + DL - 1) / DL;
         while (rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, p->n * nb, &cursor, &t, &t1)) {
-            int64_t b = t / nb, o = t % nb * 16, nch = p->oc - o < 16 ? p->oc - o : 16;
+            int64_t b = t / nb, o = t % nb * DL, nch = p->oc - o < DL ? p->oc - o : DL;
             dw_lanes_block(p, C->x + (b * p->c + o) * plane, C->w + o * p->kh * p->kw, C->bias ? C->bias + o : NULL,
                            C->y + (b * p->oc + o) * oplane, nch);
         }
@@ -1674,9 +1740,9 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         rk_pool_share(ctx->pool, (int)C.ntasks, gemm_task, &C);
     } else {
         int64_t total = p->n * p->oc;
-#if defined(__AVX512F__)
+#if DW_HAVE_LANES
         C.lanes = dw_lanes_ok(&C);
-        if (C.lanes) total = p->n * ((p->oc + 15) / 16);
+        if (C.lanes) total = p->n * ((p->oc + DL - 1) / DL);
 #endif
         C.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
         rk_pool_share(ctx ? ctx->pool : NULL, (int)C.ntasks, direct_task, &C);

@@ -162,6 +162,11 @@ RV_ATTR __m512 rk_v16_act(__m512 x, int kind, float a, float b) {
 #undef RV_ANY
 #undef RV_ALL
 
+/* lanes [0, n) of an 8-lane mask for maskload/maskstore (n in 0..8) */
+RV_ATTR __m256i rk_v8_lanes(int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 RV_ATTR __m256 rk_v8_act(__m256 x, int kind, float a, float b) {
     switch (kind) {
     case RS_ACT_RELU: return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ), x);
@@ -181,8 +186,8 @@ RV_ATTR __m256 rk_v8_act(__m256 x, int kind, float a, float b) {
 #endif
 
 /* y[0, n) = rs_act(y[j]) in place, in the widest vectors the file is
- * compiled for (the last part masked with AVX-512, one element at a time
- * with AVX2 and in portable builds): the same bits everywhere. The switch
+ * compiled for (the last part masked, one element at a time in portable
+ * builds): the same bits everywhere. The switch
  * is outside the loops, each loop a constant activation. */
 RV_ATTR void rk_act_run_k(float *y, int64_t n, int act, float a, float b) {
     int64_t j = 0;
@@ -195,6 +200,11 @@ RV_ATTR void rk_act_run_k(float *y, int64_t n, int act, float a, float b) {
     }
 #elif defined(__AVX2__)
     for (; j + 8 <= n; j += 8) _mm256_storeu_ps(y + j, rk_v8_act(_mm256_loadu_ps(y + j), act, a, b));
+    if (j < n) {   /* masked: a depthwise layer's 7-wide rows are all tail */
+        __m256i m = rk_v8_lanes(n - j);
+        _mm256_maskstore_ps(y + j, m, rk_v8_act(_mm256_maskload_ps(y + j, m), act, a, b));
+        return;
+    }
 #endif
     for (; j < n; j++) y[j] = rs_act(y[j], act, a, b);
 }

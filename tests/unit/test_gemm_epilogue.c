@@ -137,7 +137,7 @@ static int same(const rk_sgemm_args *g, const float *x, const float *y) {
 
 static const int64_t shapes[][3] = {{1, 1, 1},   {5, 7, 3},     {12, 16, 8},  {13, 49, 40}, {64, 196, 300},
                                     {66, 8, 17}, {25, 33, 600}, {150, 20, 9}, {7, 24, 1},   {30, 100, 2}};
-static const int acts[] = {RS_ACT_NONE, RS_ACT_RELU, RS_ACT_CLIP, RS_ACT_SIGMOID, RS_ACT_HARDSWISH};
+static const int acts[] = {RS_ACT_NONE, RS_ACT_RELU, RS_ACT_CLIP, RS_ACT_SIGMOID, RS_ACT_HARDSWISH, RS_ACT_SILU};
 
 Test(gemm_epilogue, fused_equals_separate_pass) {
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
@@ -235,7 +235,11 @@ Test(gemm_epilogue, row_split_equals_whole) {
  * it leaves out, as rk_gemm.h says: C is the product plus bias and
  * residual, the blocked path's bits without the activation. */
 Test(gemm_epilogue, few_rows_equals_blocked) {
-    static const int64_t few[][3] = {{1, 1, 1}, {3, 7, 5}, {4, 16, 33}, {5, 40, 64}, {8, 100, 600}, {2, 2100, 9}};
+    /* AVX2 takes 24-column tiles over three panels at a time where m > 4 or
+     * B is at most 256 KB (8x100, 2x2100, 13x48, 6x50x256), else 16-column
+     * ones (4x1024x300: B 1.2 MB) */
+    static const int64_t few[][3] = {{1, 1, 1},     {3, 7, 5},    {4, 16, 33},    {5, 40, 64},  {8, 100, 600},
+                                     {2, 2100, 9},  {13, 48, 7},  {6, 50, 256},   {4, 1024, 300}};
     for (size_t s = 0; s < sizeof few / sizeof few[0]; s++)
         for (int bias_mode = 0; bias_mode < 3; bias_mode++)
             for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)

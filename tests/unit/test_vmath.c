@@ -297,3 +297,28 @@ Test(vmath, loop_same_bits) {
     free(y);
     free(x);
 }
+
+/* rk_act_run over runs of every length up to 40 at every offset in a
+ * vector (whole vectors, then the last few lanes: masked with AVX2 and
+ * AVX-512, one at a time in portable builds) gives rs_act's bits, and
+ * writes nothing past the run. */
+Test(vmath, act_run_tails_same_bits) {
+    size_t n;
+    float *x = vector_inputs(&n);
+    float y[64];
+    const int acts[] = {RS_ACT_RELU, RS_ACT_SIGMOID, RS_ACT_TANH, RS_ACT_SILU, RS_ACT_GELU, RS_ACT_HARDSWISH};
+    for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
+        for (int64_t len = 0; len <= 40; len++)
+            for (int64_t off = 0; off < 8; off++) {
+                size_t base = (size_t)(len * 8 + off) * 13 % (n - 48);
+                for (int k = 0; k < 64; k++) y[k] = 12345.0f;
+                memcpy(y + off, x + base, sizeof(float) * (size_t)len);
+                rk_act_run(y + off, len, acts[ai], 0.0f, 6.0f);
+                for (int64_t k = 0; k < 64; k++) {
+                    float want = k >= off && k < off + len ? rs_act(x[base + k - off], acts[ai], 0.0f, 6.0f) : 12345.0f;
+                    cr_assert(same_bits(y[k], want), "act %d len %lld off %lld at %lld: %a vs %a", acts[ai],
+                              (long long)len, (long long)off, (long long)k, (double)y[k], (double)want);
+                }
+            }
+    free(x);
+}
