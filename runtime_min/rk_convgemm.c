@@ -1538,12 +1538,13 @@ static void stem_task(void *arg, int tid) {
 /* rk_conv2d_grouped_ok's K <= 256 is the GEMM's one K block */
 typedef char rk_gc_one_k_block[RK_SGEMM_KC == 256 ? 1 : -1];
 
-#if defined(__AVX512F__)
+#if DW_HAVE_LANES
 static int grouped_ok(const rk_conv2d_f32_params *p) {
     return rk_conv2d_grouped_ok(p->group, p->c / p->group, p->oc / p->group, p->kh, p->kw, p->sh, p->sw, p->dh, p->dw,
                                 p->pt, p->pl);
 }
 
+#if defined(__AVX512F__)
 /* The sums of NO channels (weights wt: K x NO) by NV vectors of 16 columns
  * from j0, tap k reading the planes at off[k] + j, into T (rows tstride apart). */
 DW_INLINE void gc_tile(int NO, int NV, const float *planes, const int64_t *off, const float *wt, int64_t k_all,
@@ -1562,6 +1563,27 @@ DW_INLINE void gc_tile(int NO, int NV, const float *planes, const int64_t *off, 
     for (int o = 0; o < NO; o++)
         for (int v = 0; v < NV; v++) _mm512_storeu_ps(T + o * tstride + j0 + 16 * v, acc[o * NV + v]);
 }
+#else
+/* AVX2 (16 registers): the sums of 4 channels (o0 .. o0+3 of the NO in
+ * wt's rows) by NV (1 or 3) vectors of 8 columns from j0: 12 chains of fmas
+ * with three loads and four broadcasts per tap; the same order as above. */
+DW_INLINE void gc_tile8(int NV, const float *planes, const int64_t *off, const float *wt, int NO, int o0,
+                        int64_t k_all, int64_t j0, float *T, int64_t tstride) {
+    __m256 acc[12];
+    for (int i = 0; i < 4 * NV; i++) acc[i] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < k_all; k++) {
+        const float *src = planes + off[k] + j0, *wk = wt + k * NO + o0;
+        __m256 xv[3];
+        for (int v = 0; v < NV; v++) xv[v] = _mm256_loadu_ps(src + 8 * v);
+        for (int o = 0; o < 4; o++) {
+            __m256 wv = _mm256_broadcast_ss(wk + o);
+            for (int v = 0; v < NV; v++) acc[o * NV + v] = _mm256_fmadd_ps(wv, xv[v], acc[o * NV + v]);
+        }
+    }
+    for (int o = 0; o < 4; o++)
+        for (int v = 0; v < NV; v++) _mm256_storeu_ps(T + (o0 + o) * tstride + j0 + 8 * v, acc[o * NV + v]);
+}
+#endif
 
 /* A thread's share of the scratch, as rk_conv2d_grouped_scratch counts it:
  * the planes, the weights of one group (K x 16), the sums of 16 channels
@@ -1624,19 +1646,43 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
                         for (int64_t i = 0; i < G->s; i++) qr[i] = 0.0f;
                         continue;
                     }
-                    const float *xr = xc + iy * w;
-                    for (int64_t i = 0; i < G->s; i++) {
-                        int64_t col = i * sw + ph - p->pl;
-                        qr[i] = col >= 0 && col < w ? xr[col] : 0.0f;
+                    /* element i reads column i sw + off: inside the row for i in [lo, hi) */
+                    const int64_t off = ph - p->pl;
+                    const float *xr = xc + iy * w + off;
+                    int64_t lo, hi;
+                    rk_out_range(G->s, sw, off, w, &lo, &hi);
+                    int64_t i = 0;
+                    for (; i < lo; i++) qr[i] = 0.0f;
+                    if (sw == 1) {
+                        if (hi > lo) memcpy(qr + lo, xr + lo, sizeof(float) * (size_t)(hi - lo));
+                        i = hi > lo ? hi : lo;
+                    } else {
+                        for (; i < hi; i++) qr[i] = xr[i * 2];   /* sw is 2 (grouped_ok) */
                     }
+                    for (; i < G->s; i++) qr[i] = 0.0f;
                 }
                 for (int64_t i = n; i < G->plane; i++) q[i] = 0.0f;
             }
+#if defined(__AVX512F__)
     for (int64_t j0 = 0; j0 < n; j0 += 16 * (16 / NO)) {
         if (NO == 4) gc_tile(4, 4, planes, S->off, S->wt, k_all, j0, T, G->cols);
         else if (NO == 8) gc_tile(8, 2, planes, S->off, S->wt, k_all, j0, T, G->cols);
         else gc_tile(16, 1, planes, S->off, S->wt, k_all, j0, T, G->cols);
     }
+#else
+    /* 24 columns at a time while they fit in T's rows (cols: a multiple of
+     * 64), then 8; four channels at a time, those past ocg skipped */
+    for (int o0 = 0; o0 < ocg; o0 += 4)
+        for (int64_t j0 = 0; j0 < n;) {
+            if (j0 + 24 <= G->cols) {
+                gc_tile8(3, planes, S->off, S->wt, NO, o0, k_all, j0, T, G->cols);
+                j0 += 24;
+            } else {
+                gc_tile8(1, planes, S->off, S->wt, NO, o0, k_all, j0, T, G->cols);
+                j0 += 8;
+            }
+        }
+#endif
     /* each output row: its first ow sums, with the GEMM's epilogue */
     const int64_t act = p->act;
     const float lo = (float)p->act_a, hi = (float)p->act_b;
@@ -1646,12 +1692,17 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
         for (int64_t r = 0; r < rows; r++) {
             int64_t at = ((b * oc + ch) * oh + oy0 + r) * ow;
             const float *t = T + o * G->cols + r * G->s;
+#if defined(__AVX512F__)
             for (int64_t x0 = 0; x0 < ow; x0 += 16) {
                 __mmask16 m = dw_lanes(0, ow - x0);
                 __m512 v = _mm512_maskz_loadu_ps(m, t + x0);
                 _mm512_mask_storeu_ps(C->y + at + x0, m,
                                       dw_finish(v, bo, C->res ? C->res + at + x0 : NULL, m, act, lo, hi));
             }
+#else
+            memcpy(C->y + at, t, sizeof(float) * (size_t)ow);
+            epilogue_run(C->y + at, ow, bo, C->res ? C->res + at : NULL, act, lo, hi);
+#endif
         }
     }
 }
@@ -1716,6 +1767,8 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         rk_pool_share(ctx ? ctx->pool : NULL, (int)C.ntasks, stem_task, &C);
         return RLX_OK;
     }
+#endif
+#if DW_HAVE_LANES
     if (p->method == 3 && grouped_ok(p) && ctx && ctx->scratch &&
         ctx->scratch_per_thread >= rk_conv2d_grouped_scratch(C.cg, p->kh, p->kw, p->sw, p->oh, p->ow)) {
         C.gc = rk_conv2d_grouped_geom(C.cg, p->kh, p->kw, p->sw, p->oh, p->ow);
