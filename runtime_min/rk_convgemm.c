@@ -1524,14 +1524,14 @@ static void stem_task(void *arg, int tid) {
  * ResNeXt's and RegNet's 3x3 convolutions have 4 to 16 output channels per
  * group: as im2col + GEMM each group is a product of fewer rows than the
  * register tile, after an im2col that copies every input 9 times (RegNet's
- * im2col was a fifth of its run). With AVX-512 they run direct instead (rlxc
+ * im2col was a fifth of its run). With AVX-512 and AVX2 they run direct (rlxc
  * leaves their weights unpacked; rlx_rt.h, rk_conv2d_grouped_ok): for each
  * (image, group, band of output rows) the band's input is copied once into
  * planes laid out so that every tap of every output column is a contiguous
  * run (rk_conv2d_grouped_geom: sw phases, each output row s floats apart),
- * and 16 sums in registers (4 channels x 64 columns, 8 x 32 or 16 x 16) take
- * each tap's inputs with one load per 16 columns and one broadcast weight
- * per channel. The taps go in the GEMM's k order with one fma each and the
+ * and 16 sums in registers (AVX-512: 4 channels x 64 columns, 8 x 32 or
+ * 16 x 16; AVX2: 12, 4 channels x 24 columns) take each tap's inputs with one
+ * load per vector of columns and one broadcast weight per channel. The taps go in the GEMM's k order with one fma each and the
  * padding's zeros included; the epilogue is the GEMM's: the bits of method 1
  * (tests/unit/test_conv_grouped.c compares them). Columns past ow in a row
  * (s - ow of them) are computed and dropped. */
@@ -1633,6 +1633,8 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
     const int NO = gc_channels(ocg);
     int64_t rows = oh - oy0 < G->band ? oh - oy0 : G->band, n = rows * G->s;
     float *planes = S->planes, *T = S->T;
+    int64_t inside[2][2];   /* per phase (sw <= 2, grouped_ok) */
+    for (int64_t ph = 0; ph < sw; ph++) rk_out_range(G->s, sw, ph - p->pl, w, &inside[ph][0], &inside[ph][1]);
     /* the planes: phase ph of (ic, ky), row r, element i = input column i sw + ph - pl of row (oy0 + r) sh - pt + ky */
     for (int64_t ic = 0; ic < cg; ic++)
         for (int64_t ky = 0; ky < kh; ky++)
@@ -1647,10 +1649,8 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
                         continue;
                     }
                     /* element i reads column i sw + off: inside the row for i in [lo, hi) */
-                    const int64_t off = ph - p->pl;
+                    const int64_t off = ph - p->pl, lo = inside[ph][0], hi = inside[ph][1];
                     const float *xr = xc + iy * w + off;
-                    int64_t lo, hi;
-                    rk_out_range(G->s, sw, off, w, &lo, &hi);
                     int64_t i = 0;
                     for (; i < lo; i++) qr[i] = 0.0f;
                     if (sw == 1) {

@@ -364,9 +364,9 @@ size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk, int transposed
 
 /* conv2d_f32's method 3 (rk_convgemm.c): a grouped convolution of a few
  * output channels per group (ResNeXt's and RegNet's 3x3), which AVX-512
- * builds compute directly, without im2col, with method 1's sums (its one K
+ * and AVX2 builds compute directly, without im2col, with method 1's sums (its one K
  * block: K = cg kh kw <= 256, the GEMM's KC; taps in its order, one fma each,
- * padding as 0), and other builds by method 1 on the same unpacked weights.
+ * padding as 0), and portable builds by method 1 on the same unpacked weights.
  * Where it applies; and its geometry, which rlxc and the kernel share: output
  * rows in bands of `band`, each band's input copied as sw phases per (input
  * channel, kernel row) of `s` floats per output row, so that tap kx of

@@ -102,7 +102,8 @@ static int conv_stem(const RlxGraph *g, int node) {
 }
 
 /* A grouped convolution of a few output channels per group (rk_convgemm.c
- * method 3: direct with AVX-512, else the GEMM on these weights unpacked):
+ * method 3: direct with AVX-512 or AVX2, else the GEMM on these weights
+ * unpacked):
  * its weights stay as they are too. ResNeXt's and RegNet's 3x3. */
 static int conv_grouped(const RlxGraph *g, int node) {
     const RlxNode *n = &g->n[node];

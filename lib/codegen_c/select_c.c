@@ -183,7 +183,7 @@ static void select_conv2d(const RlxGraph *g, RlxThunk *t) {
     rlx_tk_i(t, "nblk", nblk);
     rlx_tk_i(t, "a_packed", packed);
     t->scratch = (int64_t)rk_conv2d_scratch(ocg, kdim, nblk, packed == 2);
-    if (grouped) {   /* method 3's direct form, or method 1 where the runtime has no AVX-512 */
+    if (grouped) {   /* method 3's direct form, or method 1 where the runtime has no AVX2 */
         int64_t gs = (int64_t)rk_conv2d_grouped_scratch(rlx_tk_get_i(t, "c") / group, rlx_tk_get_i(t, "kh"),
                                                         rlx_tk_get_i(t, "kw"), rlx_tk_get_i(t, "sw"),
                                                         rlx_tk_get_i(t, "oh"), rlx_tk_get_i(t, "ow"));

@@ -1,6 +1,6 @@
 /* test_conv_grouped.c - conv2d_f32's method 3 (rk_convgemm.c): grouped
- * convolutions of a few output channels per group, which AVX-512 builds
- * compute directly (no im2col) and other builds by method 1. Either way
+ * convolutions of a few output channels per group, which AVX-512 and AVX2
+ * builds compute directly (no im2col) and portable builds by method 1. Either way
  * the output must be method 1's, bit for bit: each geometry runs both (on
  * the same unpacked weights) at 1 and 3 threads, and method 1 is checked
  * against a double-precision sum. Geometries: 1 to 16 output channels per
@@ -11,7 +11,7 @@
  * of several bands, a batch, and the epilogues (bias, residual, ReLU,
  * Clip, SiLU). NaN and inf sit at the ends of rows, where a tap that read
  * its neighbour's place would show. Built for every instruction set
- * (ISA_UNIT); only the AVX-512 one takes the direct path.
+ * (ISA_UNIT); the AVX-512 and AVX2 ones take the direct path.
  */
 #include <criterion/criterion.h>
 #include <math.h>

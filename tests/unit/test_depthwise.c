@@ -7,6 +7,7 @@
  * positions without a residual, 16 channels at once in the vector lanes
  * (dw_lanes_block, which transposes the planes); other kernels (5x5, 7x7,
  * 1x3, dilated, stride 3, depth multipliers) go through the lanes kernel
+ * (AVX-512 with 16 channels per vector, AVX2 with 8)
  * (whole padded planes, or bands of output rows whose padded input rows
  * fit its buffers), else through rows of taps (dw_rows, any instruction
  * set). All promise the same sums: per
@@ -14,7 +15,7 @@
  * added in order, then the bias where it is not 0 (always with a residual)
  * and the activation. Here every output is checked bit for bit against
  * that order written with fmaf (built with AVX-512: every kernel; with
- * FMA: the kernels other than 3x3), and against a double sum; the portable
+ * FMA: the kernels other than 3x3, the lanes kernel or dw_rows), and against a double sum; the portable
  * build (a different order) against the double sum only. Also the same
  * bits at 1 and 3 threads. Geometries: 3x3 planes 1x1 to 16x16 (the lanes
  * kernel) and wider ones (the strips), strides 1 to 3 on either axis, pads
