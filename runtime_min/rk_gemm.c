@@ -1363,71 +1363,12 @@ void rk_sgemm_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1, void *scratch
  * keep four named rows of sums (np = 2 on AVX-512: eight registers of
  * sixteen) so that they stay in registers; the portable one keeps the short
  * loop. Either way every sum sees the same operations in the same order. */
-#if RK_GEMM_AVX2 && !defined(__AVX512F__)
-#define FEW_NP 1
-#define FEW_W24 1
-/* AVX2: four rows of 24 columns, by intrinsics: 12 chains of fmas in 12 of
- * the 16 registers, with B's three vectors of a k and one broadcast of A.
- * Four rows of 16 (eight chains) ran at half the blocked path's rate
- * (47 against 95 GFLOP/s, 128x256x1024, Zen 3): the fmas' latency, not
- * their throughput, set the pace. 24 columns are one and a half panels,
- * so two tiles cover three panels: vector v of the tile at b[v] + p*NR for
- * each k p. Each sum still sees every k in order. */
-static inline __attribute__((always_inline)) void few_tile24(const rk_sgemm_args *g, const float *b0,
-                                                             const float *b1, const float *b2, int64_t kc,
-                                                             int64_t pc, int64_t i0, int64_t rows,
-                                                             float acc[4][2 * NR]) {
-    int64_t as = g->trans_a ? g->lda : 1, rs = g->trans_a ? 1 : g->lda;
-    const float *a0 = g->a + (g->trans_a ? pc * g->lda : pc) + i0 * rs;
-    const float *a1 = rows > 1 ? a0 + rs : a0, *a2 = rows > 2 ? a0 + 2 * rs : a0, *a3 = rows > 3 ? a0 + 3 * rs : a0;
-    __m256 s00 = _mm256_setzero_ps(), s01 = s00, s02 = s00, s10 = s00, s11 = s00, s12 = s00;
-    __m256 s20 = s00, s21 = s00, s22 = s00, s30 = s00, s31 = s00, s32 = s00;
-    for (int64_t p = 0; p < kc; p++) {
-        __m256 w0 = _mm256_loadu_ps(b0 + p * NR), w1 = _mm256_loadu_ps(b1 + p * NR), w2 = _mm256_loadu_ps(b2 + p * NR);
-        __m256 v = _mm256_broadcast_ss(a0 + p * as);
-        s00 = _mm256_fmadd_ps(v, w0, s00), s01 = _mm256_fmadd_ps(v, w1, s01), s02 = _mm256_fmadd_ps(v, w2, s02);
-        v = _mm256_broadcast_ss(a1 + p * as);
-        s10 = _mm256_fmadd_ps(v, w0, s10), s11 = _mm256_fmadd_ps(v, w1, s11), s12 = _mm256_fmadd_ps(v, w2, s12);
-        v = _mm256_broadcast_ss(a2 + p * as);
-        s20 = _mm256_fmadd_ps(v, w0, s20), s21 = _mm256_fmadd_ps(v, w1, s21), s22 = _mm256_fmadd_ps(v, w2, s22);
-        v = _mm256_broadcast_ss(a3 + p * as);
-        s30 = _mm256_fmadd_ps(v, w0, s30), s31 = _mm256_fmadd_ps(v, w1, s31), s32 = _mm256_fmadd_ps(v, w2, s32);
-    }
-    _mm256_storeu_ps(acc[0], s00), _mm256_storeu_ps(acc[0] + 8, s01), _mm256_storeu_ps(acc[0] + 16, s02);
-    _mm256_storeu_ps(acc[1], s10), _mm256_storeu_ps(acc[1] + 8, s11), _mm256_storeu_ps(acc[1] + 16, s12);
-    _mm256_storeu_ps(acc[2], s20), _mm256_storeu_ps(acc[2] + 8, s21), _mm256_storeu_ps(acc[2] + 16, s22);
-    _mm256_storeu_ps(acc[3], s30), _mm256_storeu_ps(acc[3] + 8, s31), _mm256_storeu_ps(acc[3] + 16, s32);
-}
-
-/* One panel, 16 columns: eight chains, each k's B read once (a B from L3
- * is read in whole lines, once). */
-static inline __attribute__((always_inline)) void few_tile(const rk_sgemm_args *g, const float *panel, int64_t kc,
-                                                           int64_t pc, int64_t i0, int64_t rows, int np,
-                                                           float acc[4][2 * NR]) {
-    (void)np;
-    int64_t as = g->trans_a ? g->lda : 1, rs = g->trans_a ? 1 : g->lda;
-    const float *a0 = g->a + (g->trans_a ? pc * g->lda : pc) + i0 * rs;
-    const float *a1 = rows > 1 ? a0 + rs : a0, *a2 = rows > 2 ? a0 + 2 * rs : a0, *a3 = rows > 3 ? a0 + 3 * rs : a0;
-    __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00, s31 = s00;
-    for (int64_t p = 0; p < kc; p++) {
-        __m256 w0 = _mm256_loadu_ps(panel + p * NR), w1 = _mm256_loadu_ps(panel + p * NR + 8);
-        __m256 v = _mm256_broadcast_ss(a0 + p * as);
-        s00 = _mm256_fmadd_ps(v, w0, s00), s01 = _mm256_fmadd_ps(v, w1, s01);
-        v = _mm256_broadcast_ss(a1 + p * as);
-        s10 = _mm256_fmadd_ps(v, w0, s10), s11 = _mm256_fmadd_ps(v, w1, s11);
-        v = _mm256_broadcast_ss(a2 + p * as);
-        s20 = _mm256_fmadd_ps(v, w0, s20), s21 = _mm256_fmadd_ps(v, w1, s21);
-        v = _mm256_broadcast_ss(a3 + p * as);
-        s30 = _mm256_fmadd_ps(v, w0, s30), s31 = _mm256_fmadd_ps(v, w1, s31);
-    }
-    _mm256_storeu_ps(acc[0], s00), _mm256_storeu_ps(acc[0] + 8, s01);
-    _mm256_storeu_ps(acc[1], s10), _mm256_storeu_ps(acc[1] + 8, s11);
-    _mm256_storeu_ps(acc[2], s20), _mm256_storeu_ps(acc[2] + 8, s21);
-    _mm256_storeu_ps(acc[3], s30), _mm256_storeu_ps(acc[3] + 8, s31);
-}
-#elif RK_GEMM_AVX2
+#if RK_GEMM_AVX2
+#if defined(__AVX512F__)
 #define FEW_NP 2
-#define FEW_W24 0
+#else
+#define FEW_NP 1
+#endif
 static inline __attribute__((always_inline)) void few_tile(const rk_sgemm_args *g, const float *panel, int64_t kc,
                                                            int64_t pc, int64_t i0, int64_t rows, int np,
                                                            float acc[4][2 * NR]) {
@@ -1457,7 +1398,6 @@ static inline __attribute__((always_inline)) void few_tile(const rk_sgemm_args *
 }
 #else
 #define FEW_NP 1
-#define FEW_W24 0
 static void few_tile(const rk_sgemm_args *g, const float *panel, int64_t kc, int64_t pc, int64_t i0, int64_t rows,
                      int np, float acc[4][2 * NR]) {
     (void)np;
@@ -1473,20 +1413,6 @@ static void few_tile(const rk_sgemm_args *g, const float *panel, int64_t kc, int
 }
 #endif
 
-/* One tile's sums into C (rows i0.., columns j0 .. j0+cols): alpha*, then
- * beta*C on the first block of K and + C on later ones. */
-static inline __attribute__((always_inline)) void few_store(const rk_sgemm_args *g, float acc[4][2 * NR], int64_t i0,
-                                                            int64_t rows, int64_t j0, int64_t cols, int read_c,
-                                                            float beta) {
-    for (int64_t r = 0; r < rows; r++) {
-        float *ci = g->c + (i0 + r) * g->ldc + j0;
-        for (int64_t j = 0; j < cols; j++) {
-            float x = g->alpha * acc[r][j];
-            ci[j] = read_c ? FEW_MADD(beta, ci[j], x) : x;
-        }
-    }
-}
-
 void rk_sgemm_few_rows(const rk_sgemm_args *g) {
     int64_t m = g->m, n = g->n, k = g->k;
     if (m <= 0 || n <= 0 || !g->packed_b) return;
@@ -1496,38 +1422,13 @@ void rk_sgemm_few_rows(const rk_sgemm_args *g) {
         return;
     }
     int64_t kcs = kc_step(k);
-#if FEW_W24
-    /* The 24-column tiles read a panel in two halves, one per tile: where
-     * B streams from L3 once (a recurrent step's 4 x 256 x 1024 against 1 MB
-     * of R) that fetches lines twice, and the 16-column tiles are faster
-     * (65 against 53 GFLOP/s); with more rows, or a B that stays in L2,
-     * the 24-column ones (73 against 44 on 128 rows, 61 against 50 on
-     * 4 x 64 x 256). */
-    int w24 = m > 4 || (double)k * (double)n * sizeof(float) <= (double)(256 << 10);
-#endif
     for (int64_t jc = 0; jc < n; jc += NC) {
         int64_t nc = min64(NC, n - jc), ncr = roundup(nc, NR);
         for (int64_t pc = 0; pc < k; pc += kcs) {
             int64_t kc = min64(kcs, k - pc);
             int read_c = pc > 0 || g->beta != 0.0f;
             float beta = pc > 0 ? 1.0f : g->beta;
-            int64_t jr = 0;
-#if FEW_W24
-            /* three whole panels at a time, as two 24-column tiles */
-            for (; w24 && jr + 3 * NR <= nc; jr += 3 * NR) {
-                const float *panel = g->packed_b + jc * k + pc * ncr + jr * kc;
-                const float *q1 = panel + kc * NR, *q2 = q1 + kc * NR;
-                for (int64_t i0 = 0; i0 < m; i0 += 4) {
-                    int64_t rows = min64(4, m - i0);
-                    float acc[4][2 * NR];
-                    few_tile24(g, panel, panel + 8, q1, kc, pc, i0, rows, acc);
-                    few_store(g, acc, i0, rows, jc + jr, 24, read_c, beta);
-                    few_tile24(g, q1 + 8, q2, q2 + 8, kc, pc, i0, rows, acc);
-                    few_store(g, acc, i0, rows, jc + jr + 24, 24, read_c, beta);
-                }
-            }
-#endif
-            while (jr < nc) {
+            for (int64_t jr = 0; jr < nc;) {
                 const float *panel = g->packed_b + jc * k + pc * ncr + jr * kc;
                 int np = FEW_NP > 1 && jr + NR < nc ? FEW_NP : 1;
                 int64_t cols = min64(np * NR, nc - jr);
@@ -1536,7 +1437,13 @@ void rk_sgemm_few_rows(const rk_sgemm_args *g) {
                     float acc[4][2 * NR];
                     if (np == 2) few_tile(g, panel, kc, pc, i0, rows, 2, acc);
                     else few_tile(g, panel, kc, pc, i0, rows, 1, acc);
-                    few_store(g, acc, i0, rows, jc + jr, cols, read_c, beta);
+                    for (int64_t r = 0; r < rows; r++) {
+                        float *ci = g->c + (i0 + r) * g->ldc + jc + jr;
+                        for (int64_t j = 0; j < cols; j++) {
+                            float x = g->alpha * acc[r][j];
+                            ci[j] = read_c ? FEW_MADD(beta, ci[j], x) : x;
+                        }
+                    }
                 }
                 jr += np * NR;
             }

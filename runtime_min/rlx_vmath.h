@@ -75,9 +75,10 @@
 /* Horner steps: q = c + x*q */
 #define RV_HORNER_(q, x, c) ((q) = RV_ADD(RV_C(c), RV_MUL(x, q)))
 
-/* e^x for x <= 89 (the callers clamp, or pass x <= 0); a NaN gives some
- * NaN, which the callers replace by x itself. */
-RV_DEF_ RV RV_FN(exp_core_)(RV x) {
+/* e^x for x <= 89 (the callers clamp, or pass x <= 0: then pos is 0, a
+ * constant, and the test for 2^n past the normal range looks below it
+ * only); a NaN gives some NaN, which the callers replace by x itself. */
+RV_DEF_ RV RV_FN(exp_core_)(RV x, int pos) {
     const float shift = 12582912.0f;   /* 1.5 * 2^23: t's last bit is 1 */
     x = RV_SEL(RV_LT(x, RV_C(-104.0f)), RV_C(-104.0f), x);
     RV t = RV_ADD(RV_MUL(x, RV_C(1.44269502f)), RV_C(shift));
@@ -90,7 +91,7 @@ RV_DEF_ RV RV_FN(exp_core_)(RV x) {
     RV_HORNER_(q, r, 0.166665196f);
     RV_HORNER_(q, r, 0.49999994f);
     RV p = RV_ADD(RV_C(1.0f), RV_ADD(r, RV_MUL(RV_MUL(r, r), q)));
-    if (RV_ANY(RV_LT(nf, RV_C(-126.0f))) || RV_ANY(RV_GT(nf, RV_C(127.0f)))) {
+    if (RV_ANY(RV_LT(nf, RV_C(-126.0f))) || (pos && RV_ANY(RV_GT(nf, RV_C(127.0f))))) {
         /* 2^n = 2^n1 * 2^(n - n1), n1 = floor(n/2), both factors normal;
          * where 2^n itself is normal both forms round p * 2^n once, so
          * they agree (the scalar instance always takes this one) */
@@ -103,7 +104,7 @@ RV_DEF_ RV RV_FN(exp_core_)(RV x) {
 }
 
 RV_DEF_ RV RV_FN(exp)(RV x) {
-    return RV_NAN_IN_OUT_(x, RV_FN(exp_core_)(RV_SEL(RV_GT(x, RV_C(89.0f)), RV_C(89.0f), x)));
+    return RV_NAN_IN_OUT_(x, RV_FN(exp_core_)(RV_SEL(RV_GT(x, RV_C(89.0f)), RV_C(89.0f), x), 1));
 }
 
 RV_DEF_ RV RV_FN(log)(RV x) {
@@ -145,7 +146,7 @@ RV_DEF_ RV RV_FN(tanh)(RV x) {
         ys = RV_ADD(ax, RV_MUL(ax, RV_MUL(u, q)));
     }
     if (!RV_ALL(small)) {
-        RV e = RV_FN(exp_core_)(RV_MUL(ax, RV_C(-2.0f)));
+        RV e = RV_FN(exp_core_)(RV_MUL(ax, RV_C(-2.0f)), 0);
         yb = RV_DIV(RV_SUB(RV_C(1.0f), e), RV_ADD(RV_C(1.0f), e));
     }
     return RV_NAN_IN_OUT_(x, RV_WITH_SIGN_(RV_SEL(small, ys, yb), RV_SIGN_(x)));
@@ -168,7 +169,7 @@ RV_DEF_ RV RV_FN(erf)(RV x) {
     }
     if (!RV_ALL(small)) {
         RV t = RV_SEL(RV_GT(ax, RV_C(4.0f)), RV_C(4.0f), ax);
-        RV e = RV_FN(exp_core_)(RV_MUL(RV_MUL(t, t), RV_C(-1.0f)));
+        RV e = RV_FN(exp_core_)(RV_MUL(RV_MUL(t, t), RV_C(-1.0f)), 0);
         RV s = RV_SUB(t, RV_C(2.0f));
         RV q = RV_C(0.000142779521f);
         RV_HORNER_(q, s, -0.000149034793f);
@@ -185,7 +186,7 @@ RV_DEF_ RV RV_FN(erf)(RV x) {
 }
 
 RV_DEF_ RV RV_FN(sigmoid)(RV x) {
-    RV e = RV_FN(exp_core_)(RV_FROM(RVU_OR(RV_BITS(x), RVU_C(0x80000000u))));   /* e^-|x| */
+    RV e = RV_FN(exp_core_)(RV_FROM(RVU_OR(RV_BITS(x), RVU_C(0x80000000u))), 0);   /* e^-|x| */
     return RV_NAN_IN_OUT_(x, RV_DIV(RV_SEL(RV_GE(x, RV_C(0.0f)), RV_C(1.0f), e), RV_ADD(RV_C(1.0f), e)));
 }
 

@@ -235,9 +235,7 @@ Test(gemm_epilogue, row_split_equals_whole) {
  * it leaves out, as rk_gemm.h says: C is the product plus bias and
  * residual, the blocked path's bits without the activation. */
 Test(gemm_epilogue, few_rows_equals_blocked) {
-    /* AVX2 takes 24-column tiles over three panels at a time where m > 4 or
-     * B is at most 256 KB (8x100, 2x2100, 13x48, 6x50x256), else 16-column
-     * ones (4x1024x300: B 1.2 MB) */
+    /* ragged panels and row blocks, several K blocks, and a B past L2 */
     static const int64_t few[][3] = {{1, 1, 1},     {3, 7, 5},    {4, 16, 33},    {5, 40, 64},  {8, 100, 600},
                                      {2, 2100, 9},  {13, 48, 7},  {6, 50, 256},   {4, 1024, 300}};
     for (size_t s = 0; s < sizeof few / sizeof few[0]; s++)
