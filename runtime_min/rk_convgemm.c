@@ -808,13 +808,15 @@ static void dw_rows(const rk_conv2d_f32_params *p, const float *x, const float *
     }
 }
 
+/* The vector kernels that AVX-512 and AVX2 (with FMA) builds share: the
+ * depthwise lanes kernel and method 3's direct form. */
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-#define DW_HAVE_LANES 1
+#define CONV_SIMD 1
 #else
-#define DW_HAVE_LANES 0
+#define CONV_SIMD 0
 #endif
 
-#if DW_HAVE_LANES
+#if CONV_SIMD
 /* ---- depthwise on small planes, a vector of channels in the lanes ----
  * On a 14x14 or 7x7 plane a row is one part-empty vector, and a plane's
  * few rows are too few for the sums of one row to overlap the next (a
@@ -828,11 +830,11 @@ static void dw_rows(const rk_conv2d_f32_params *p, const float *x, const float *
  * kernel it gets. A plane whose padded input or output is too large for the
  * stack buffers goes in bands of output rows, each band's input rows
  * transposed a row at a time (the rows two bands share, twice). 3x3
- * kernels: planes of up to 256 positions (the strips, or with AVX2
- * depthwise3x3's rows, take larger ones); others up to DW_LANES_TAPS taps
- * (with AVX2 this replaced dw_rows, whose per-row epilogue ran the 7- and
- * 14-wide rows of EfficientNet's 5x5 layers lane by lane); one input
- * channel per output channel, no residual, any activation. */
+ * kernels: with AVX-512 planes of up to 256 positions (the strips take
+ * larger ones), with AVX2 none (depthwise3x3 takes them all); others up to
+ * DW_LANES_TAPS taps (with AVX2 this replaced dw_rows, whose per-row
+ * epilogue ran the 7- and 14-wide rows of EfficientNet's 5x5 layers lane by
+ * lane); one input channel per output channel, no residual, any activation. */
 enum { DW_LANES_IN = 2048, DW_LANES_OUT = 1024, DW_LANES_TAPS = 64 };
 
 #if defined(__AVX512F__)
@@ -1159,7 +1161,7 @@ static void direct_task(void *arg, int tid) {
      * plane put both threads' writes in the cache lines where small planes
      * (7x7 = 196 bytes) meet, and 14x14 and 7x7 depthwise layers did not scale */
     int64_t cursor = 0, t = -1, t1 = 0;
-#if DW_HAVE_LANES
+#if CONV_SIMD
     if (C->lanes) {   /* items: blocks of DL channels of an image */
         int64_t nb = (p->oc + DL - 1) / DL;
         while (rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, p->n * nb, &cursor, &t, &t1)) {
@@ -1529,16 +1531,17 @@ static void stem_task(void *arg, int tid) {
  * (image, group, band of output rows) the band's input is copied once into
  * planes laid out so that every tap of every output column is a contiguous
  * run (rk_conv2d_grouped_geom: sw phases, each output row s floats apart),
- * and 16 sums in registers (AVX-512: 4 channels x 64 columns, 8 x 32 or
- * 16 x 16; AVX2: 12, 4 channels x 24 columns) take each tap's inputs with one
- * load per vector of columns and one broadcast weight per channel. The taps go in the GEMM's k order with one fma each and the
+ * and the sums in registers (AVX-512: 16 vectors, 4 channels x 64 columns,
+ * 8 x 32 or 16 x 16; AVX2: 12, 4 channels x 24 columns) take each tap's
+ * inputs with one load per vector of columns and one broadcast weight per
+ * channel. The taps go in the GEMM's k order with one fma each and the
  * padding's zeros included; the epilogue is the GEMM's: the bits of method 1
  * (tests/unit/test_conv_grouped.c compares them). Columns past ow in a row
  * (s - ow of them) are computed and dropped. */
 /* rk_conv2d_grouped_ok's K <= 256 is the GEMM's one K block */
 typedef char rk_gc_one_k_block[RK_SGEMM_KC == 256 ? 1 : -1];
 
-#if DW_HAVE_LANES
+#if CONV_SIMD
 static int grouped_ok(const rk_conv2d_f32_params *p) {
     return rk_conv2d_grouped_ok(p->group, p->c / p->group, p->oc / p->group, p->kh, p->kw, p->sh, p->sw, p->dh, p->dw,
                                 p->pt, p->pl);
@@ -1651,15 +1654,11 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
                     /* element i reads column i sw + off: inside the row for i in [lo, hi) */
                     const int64_t off = ph - p->pl, lo = inside[ph][0], hi = inside[ph][1];
                     const float *xr = xc + iy * w + off;
-                    int64_t i = 0;
-                    for (; i < lo; i++) qr[i] = 0.0f;
-                    if (sw == 1) {
-                        if (hi > lo) memcpy(qr + lo, xr + lo, sizeof(float) * (size_t)(hi - lo));
-                        i = hi > lo ? hi : lo;
-                    } else {
-                        for (; i < hi; i++) qr[i] = xr[i * 2];   /* sw is 2 (grouped_ok) */
-                    }
-                    for (; i < G->s; i++) qr[i] = 0.0f;
+                    for (int64_t i = 0; i < lo; i++) qr[i] = 0.0f;   /* lo <= hi (rk_out_range) */
+                    if (sw == 1) memcpy(qr + lo, xr + lo, sizeof(float) * (size_t)(hi - lo));
+                    else
+                        for (int64_t i = lo; i < hi; i++) qr[i] = xr[i * 2];   /* sw is 2 (grouped_ok) */
+                    for (int64_t i = hi; i < G->s; i++) qr[i] = 0.0f;
                 }
                 for (int64_t i = n; i < G->plane; i++) q[i] = 0.0f;
             }
@@ -1768,7 +1767,7 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         return RLX_OK;
     }
 #endif
-#if DW_HAVE_LANES
+#if CONV_SIMD
     if (p->method == 3 && grouped_ok(p) && ctx && ctx->scratch &&
         ctx->scratch_per_thread >= rk_conv2d_grouped_scratch(C.cg, p->kh, p->kw, p->sw, p->oh, p->ow)) {
         C.gc = rk_conv2d_grouped_geom(C.cg, p->kh, p->kw, p->sw, p->oh, p->ow);
@@ -1793,7 +1792,7 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         rk_pool_share(ctx->pool, (int)C.ntasks, gemm_task, &C);
     } else {
         int64_t total = p->n * p->oc;
-#if DW_HAVE_LANES
+#if CONV_SIMD
         C.lanes = dw_lanes_ok(&C);
         if (C.lanes) total = p->n * ((p->oc + DL - 1) / DL);
 #endif
