@@ -1363,12 +1363,47 @@ void rk_sgemm_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1, void *scratch
  * keep four named rows of sums (np = 2 on AVX-512: eight registers of
  * sixteen) so that they stay in registers; the portable one keeps the short
  * loop. Either way every sum sees the same operations in the same order. */
-#if RK_GEMM_AVX2
-#if defined(__AVX512F__)
-#define FEW_NP 2
-#else
+#if RK_GEMM_AVX2 && !defined(__AVX512F__)
 #define FEW_NP 1
-#endif
+/* AVX2: the four rows' sums of 16 columns in eight registers. B's two
+ * vectors are loaded once per k; the empty asm keeps them in registers,
+ * since gcc's tuning for AMD cores (-march=native on Zen) otherwise folds
+ * each load into its four multiply-adds: 12 loads a step where 6 do, and
+ * the loop waits on loads instead of on the multiply-adds. */
+static inline __attribute__((always_inline)) void few_tile(const rk_sgemm_args *g, const float *panel, int64_t kc,
+                                                           int64_t pc, int64_t i0, int64_t rows, int np,
+                                                           float acc[4][2 * NR]) {
+    (void)np;
+    int64_t as = g->trans_a ? g->lda : 1, rs = g->trans_a ? 1 : g->lda;
+    const float *a0 = g->a + (g->trans_a ? pc * g->lda : pc) + i0 * rs;
+    const float *a1 = rows > 1 ? a0 + rs : a0, *a2 = rows > 2 ? a0 + 2 * rs : a0, *a3 = rows > 3 ? a0 + 3 * rs : a0;
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+    for (int64_t p = 0; p < kc; p++) {
+        const float *bp = panel + p * NR;
+        __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+        __asm__("" : "+x"(b0), "+x"(b1));
+        __m256 v0 = _mm256_broadcast_ss(a0 + p * as), v1 = _mm256_broadcast_ss(a1 + p * as);
+        __m256 v2 = _mm256_broadcast_ss(a2 + p * as), v3 = _mm256_broadcast_ss(a3 + p * as);
+        c00 = _mm256_fmadd_ps(v0, b0, c00);
+        c01 = _mm256_fmadd_ps(v0, b1, c01);
+        c10 = _mm256_fmadd_ps(v1, b0, c10);
+        c11 = _mm256_fmadd_ps(v1, b1, c11);
+        c20 = _mm256_fmadd_ps(v2, b0, c20);
+        c21 = _mm256_fmadd_ps(v2, b1, c21);
+        c30 = _mm256_fmadd_ps(v3, b0, c30);
+        c31 = _mm256_fmadd_ps(v3, b1, c31);
+    }
+    _mm256_storeu_ps(acc[0], c00);
+    _mm256_storeu_ps(acc[0] + 8, c01);
+    _mm256_storeu_ps(acc[1], c10);
+    _mm256_storeu_ps(acc[1] + 8, c11);
+    _mm256_storeu_ps(acc[2], c20);
+    _mm256_storeu_ps(acc[2] + 8, c21);
+    _mm256_storeu_ps(acc[3], c30);
+    _mm256_storeu_ps(acc[3] + 8, c31);
+}
+#elif RK_GEMM_AVX2
+#define FEW_NP 2
 static inline __attribute__((always_inline)) void few_tile(const rk_sgemm_args *g, const float *panel, int64_t kc,
                                                            int64_t pc, int64_t i0, int64_t rows, int np,
                                                            float acc[4][2 * NR]) {
