@@ -405,10 +405,18 @@ static void plan_gemm(Conv *C, int nt) {
  * runs without a bounds check, one loop per stride (1, 2, other) and per
  * count of input rows inside the image, so a compiler vectorizes it. Rows
  * outside the image are skipped, never read with weight 0 (an inf there
- * would make NaN). Built with AVX-512, strides 1 and 2 take
- * dw_plane_avx512 instead (summed in another order: results differ in the
- * last bits between the two builds, never between thread counts). */
-#define DW_TAPS(R, W0, W1, W2, IX) ((W0) * (R)[IX] + (W1) * (R)[(IX) + 1] + (W2) * (R)[(IX) + 2])
+ * would make NaN). The sums are dw_any_ok's (per kernel row from +0, the
+ * taps in order, by fma where the file is built with FMA; the rows added
+ * in order), so a plane's bits are the same in every depthwise kernel of
+ * one build, and conv_pwdw_f32, which runs this one over bands, gives the
+ * bits of the layers it fuses whichever kernel conv2d_f32 picks for them.
+ * Built with AVX-512, strides 1 and 2 take dw_plane_avx512 instead. */
+#if defined(__FMA__)
+#define DW_MADD(a, b, c) fmaf(a, b, c)
+#else
+#define DW_MADD(a, b, c) ((a) * (b) + (c))
+#endif
+#define DW_TAPS(R, W0, W1, W2, IX) DW_MADD(W2, (R)[(IX) + 2], DW_MADD(W1, (R)[(IX) + 1], DW_MADD(W0, (R)[IX], 0.0f)))
 
 /* y[j] = taps of rows a (and b, c when nr > 1, 2) at input column j*S
  * onward, j in [0, n); S is a constant in the calls below. */
@@ -736,12 +744,6 @@ static int dw_any_ok(const Conv *C) {
 /* Rows and columns of the padded input the output reads. */
 static int64_t dw_span(int64_t out, int64_t s, int64_t k, int64_t d) { return (out - 1) * s + (k - 1) * d + 1; }
 
-#if defined(__FMA__)
-#define DW_MADD(a, b, c) fmaf(a, b, c)
-#else
-#define DW_MADD(a, b, c) ((a) * (b) + (c))
-#endif
-
 /* ---- rows of taps (any instruction set) ----
  * Each input row a plane's outputs read is copied once into a slot of a
  * small ring (on the stack), padded with zeros and split into its sw
@@ -830,8 +832,8 @@ static void dw_rows(const rk_conv2d_f32_params *p, const float *x, const float *
  * kernel it gets. A plane whose padded input or output is too large for the
  * stack buffers goes in bands of output rows, each band's input rows
  * transposed a row at a time (the rows two bands share, twice). 3x3
- * kernels: with AVX-512 planes of up to 256 positions (the strips take
- * larger ones), with AVX2 none (depthwise3x3 takes them all); others up to
+ * kernels: planes of up to 256 positions (the AVX-512 strips or, with
+ * AVX2, depthwise3x3 take larger ones); others up to
  * DW_LANES_TAPS taps (with AVX2 this replaced dw_rows, whose per-row
  * epilogue ran the 7- and 14-wide rows of EfficientNet's 5x5 layers lane by
  * lane); one input channel per output channel, no residual, any activation. */
@@ -934,13 +936,8 @@ static int64_t dw_lanes_band(const rk_conv2d_f32_params *p) {
 static int dw_lanes_ok(const Conv *C) {
     const rk_conv2d_f32_params *p = C->p;
     if (!dw_any_ok(C) || C->ocg != 1 || C->res || p->kh * p->kw > DW_LANES_TAPS || p->h * p->w <= 0) return 0;
-    /* 3x3: small planes, the strips take the others; with AVX2, none:
-     * depthwise3x3 takes them all, as conv_pwdw_f32 does (its bits) */
-#if defined(__AVX512F__)
+    /* 3x3: small planes; the strips (AVX-512) or depthwise3x3 take the others */
     if (dw3_ok(C)) return p->sh <= 2 && p->sw <= 2 && p->h * p->w <= 256 && p->oh * p->ow <= 256;
-#else
-    if (dw3_ok(C)) return 0;
-#endif
     return dw_lanes_band(p) > 0;
 }
 
@@ -1142,9 +1139,12 @@ static void depthwise3x3(const rk_conv2d_f32_params *p, const float *x, const fl
                 if (ox >= ow) break;
                 float acc = 0.0f;
                 int64_t ix0 = ox * sw - pl;
-                for (int k = 0; k < nr; k++)
+                for (int k = 0; k < nr; k++) {
+                    float s = 0.0f;
                     for (int t = 0; t < 3; t++)
-                        if (ix0 + t >= 0 && ix0 + t < wd) acc += wr[k][t] * r[k][ix0 + t];
+                        if (ix0 + t >= 0 && ix0 + t < wd) s = DW_MADD(wr[k][t], r[k][ix0 + t], s);
+                    acc = k ? acc + s : s;
+                }
                 yrow[ox] = acc;
             }
         }

@@ -5,7 +5,9 @@
  * of 16 output columns (dw_plane_avx512), one flat run for small stride-1
  * planes with a residual (dw_flat_avx512), or, for planes of up to 256
  * positions without a residual, 16 channels at once in the vector lanes
- * (dw_lanes_block, which transposes the planes); other kernels (5x5, 7x7,
+ * (dw_lanes_block, which transposes the planes); built with AVX2, the same
+ * lanes kernel (8 channels) takes those small planes and depthwise3x3 (rows
+ * of fma chains) the others; other kernels (5x5, 7x7,
  * 1x3, dilated, stride 3, depth multipliers) go through the lanes kernel
  * (AVX-512 with 16 channels per vector, AVX2 with 8)
  * (whole padded planes, or bands of output rows whose padded input rows
@@ -14,9 +16,9 @@
  * kernel row from +0, the taps inside the image in order by fma, the rows
  * added in order, then the bias where it is not 0 (always with a residual)
  * and the activation. Here every output is checked bit for bit against
- * that order written with fmaf (built with AVX-512: every kernel; with
- * FMA: the kernels other than 3x3, the lanes kernel or dw_rows), and against a double sum; the portable
- * build (a different order) against the double sum only. Also the same
+ * that order written with fmaf (in builds with FMA: AVX-512 and AVX2, every
+ * kernel), and against a double sum; the portable build (no fma) against
+ * the double sum only. Also the same
  * bits at 1 and 3 threads. Geometries: 3x3 planes 1x1 to 16x16 (the lanes
  * kernel) and wider ones (the strips), strides 1 to 3 on either axis, pads
  * 0 to 3, channel counts around 16 (a block's tail), a batch, biases with
@@ -89,12 +91,10 @@ static void run_dw(const Dw *d0) {
     cr_assert_eq(rk_conv2d_f32(&c1, &p, in, OUT(y1)), RLX_OK);
     cr_assert_eq(rk_conv2d_f32(&c3, &p, in, OUT(y3)), RLX_OK);
     rk_pool_free(pool);
-    /* the order of the sums is promised bit for bit by every AVX-512 kernel,
-     * and for kernels other than 3x3 wherever there is FMA (dw_rows) */
-#if defined(__AVX512F__)
+    /* the order of the sums is promised bit for bit by every kernel
+     * wherever there is FMA */
+#if defined(__FMA__)
     int exact = 1;
-#elif defined(__FMA__)
-    int exact = !(kh == 3 && kw == 3 && d->dh == 1 && d->dw == 1);
 #else
     int exact = 0;
 #endif
