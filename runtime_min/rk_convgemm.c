@@ -1314,6 +1314,21 @@ static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, v
                 epilogue_run(g->c + i * g->ldc, cols, g->bias ? g->bias[i] : 0.0f,
                              g->res ? g->res + i * g->ldres : NULL, p->act, lo, hi);
     }
+#elif CONV_SIMD
+    /* 8 x 8 blocks turned in registers (column reads ocg floats apart were
+     * 6% of ResNeXt-50), then each row's epilogue while it is in L1 */
+    for (; m + 8 <= m1; m += 8) {
+        for (int64_t j0 = 0; j0 < cols; j0 += 8) {
+            int64_t nj = cols - j0 < 8 ? cols - j0 : 8;
+            __m256 r[8];
+            for (int i = 0; i < 8; i++) r[i] = i < nj ? _mm256_loadu_ps(t + (j0 + i) * ocg + m) : _mm256_setzero_ps();
+            dw_tr8(r);
+            for (int i = 0; i < 8; i++) DL_STORE_N(nj, g->c + (m + i) * g->ldc + j0, r[i]);
+        }
+        for (int64_t i = m; i < m + 8; i++)
+            epilogue_run(g->c + i * g->ldc, cols, g->bias ? g->bias[i] : 0.0f, g->res ? g->res + i * g->ldres : NULL,
+                         p->act, lo, hi);
+    }
 #endif
     for (; m < m1; m++) {
         float *yrow = g->c + m * g->ldc;

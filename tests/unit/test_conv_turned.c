@@ -7,7 +7,7 @@
  * and column-block size, and agree with a double-precision definition.
  * Shapes cover 1x1 (x read in place) and 3x3 stride 2 (im2col), groups, a
  * batch, several column blocks, channel counts that are not multiples of 16
- * (a ragged tile), bias + residual + relu / clip / sigmoid, and NaN, inf and
+ * (a ragged tile), bias + residual + relu / clip / sigmoid / SiLU, and NaN, inf and
  * -0 in the input. rk_sgemm_cols over a column split must match one call;
  * method 2 (few-channel stems) must give method 1's bits.
  */
@@ -58,6 +58,7 @@ static void reference(const Case *k, const rk_conv2d_f32_params *p, const float 
                     if (k->act == RS_ACT_RELU) s = s > 0 || isnan(s) ? s : 0;   /* NaN passes */
                     else if (k->act == RS_ACT_CLIP) s = s < 0 ? 0 : s > 6 ? 6 : s;
                     else if (k->act == RS_ACT_SIGMOID) s = 1 / (1 + exp(-s));
+                    else if (k->act == RS_ACT_SILU) s = s / (1 + exp(-s));
                     y[at] = s;
                 }
 }
@@ -161,6 +162,9 @@ Test(conv_turned, pointwise_ragged_channels_batch_relu) {
     /* 72 = 4 x 16 + 8 output channels: a ragged 8-wide tile */
     Case k = {.n = 2, .c = 40, .h = 5, .w = 9, .oc = 72, .k = 1, .s = 1, .bias = 1, .act = RS_ACT_RELU};
     run_case(&k);
+    /* 44 = 5 x 8 + 4: the AVX2 8 x 8 turn's last rows go one at a time */
+    Case r = {.n = 1, .c = 24, .h = 7, .w = 7, .oc = 44, .k = 1, .s = 1, .bias = 1, .res = 1, .act = RS_ACT_SILU};
+    run_case(&r);
 }
 
 Test(conv_turned, im2col_3x3_stride2_sigmoid) {
