@@ -22,7 +22,7 @@
 #include "rk_gemm.h"
 #include "rk_typed.h"
 #include "rlx_scalar.h"
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -286,6 +286,69 @@ static void maxpool_row_avx512(const MaxRow *r, int64_t lo, int64_t hi, float *y
     else if (nv == 2) mp_vectors(r, ox, 2, left - 16, yrow);
     else if (nv == 1) mp_vectors(r, ox, 1, left, yrow);
 }
+#elif defined(__AVX2__)
+/* The same interior with AVX2, 8 columns a vector, up to four at once, in
+ * the same order and with the same fold (maxps, then the compare-and-blend
+ * rule again where a window holds a NaN or an infinity). A stride-2
+ * vector of n lanes reads elements [0, 2n - 1) as [0, 8) and [8, 2n - 1),
+ * masked: none past the window. */
+typedef struct {
+    const float *x;
+    int64_t w, y0, y1, kw, sw, pl;
+} MaxRow;
+
+static inline __m256i mp_lanes8(int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n < 0 ? 0 : n > 8 ? 8 : n)),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* src[j * sw] for lanes j < n (0 in the others) */
+static inline __m256 mp_tap8(int64_t sw, const float *src, int64_t n) {
+    if (sw == 1) return n >= 8 ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, mp_lanes8(n));
+    int64_t span = 2 * n - 1;
+    __m256 a = span >= 8 ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, mp_lanes8(span));
+    __m256 b = _mm256_maskload_ps(src + 8, mp_lanes8(span - 8));
+    /* per 128-bit half a0 a2 b0 b2 | a4 a6 b4 b6, then the 64-bit pairs in order */
+    __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* nv vectors from output column ox (n lanes in the last one) */
+static inline void mp_vectors8(const MaxRow *r, int64_t ox, int nv, int64_t n, float *yrow) {
+    __m256 acc[4];
+    __m256i odd = _mm256_setzero_si256();
+    for (int j = 0; j < nv; j++) acc[j] = _mm256_set1_ps(-INFINITY);
+#define MP_TAPS(STEP)                                                                        \
+    for (int64_t iy = r->y0; iy < r->y1; iy++)                                               \
+        for (int64_t t = 0; t < r->kw; t++)                                                  \
+            for (int j = 0; j < nv; j++) {                                                   \
+                const float *src = r->x + iy * r->w + (ox + 8 * j) * r->sw - r->pl + t;     \
+                __m256 v = mp_tap8(r->sw, src, j == nv - 1 ? n : 8);                         \
+                STEP;                                                                        \
+            }
+    MP_TAPS(acc[j] = _mm256_max_ps(acc[j], v);
+            odd = _mm256_or_si256(odd, _mm256_castps_si256(_mm256_sub_ps(v, v))))
+    if (!_mm256_testz_si256(odd, odd)) {
+        for (int j = 0; j < nv; j++) acc[j] = _mm256_set1_ps(-INFINITY);
+        MP_TAPS(acc[j] = _mm256_blendv_ps(v, acc[j], _mm256_or_ps(_mm256_cmp_ps(acc[j], v, _CMP_GT_OQ),
+                                                                  _mm256_cmp_ps(acc[j], acc[j], _CMP_UNORD_Q))))
+    }
+#undef MP_TAPS
+    for (int j = 0; j < nv; j++) {
+        if (j < nv - 1 || n == 8) _mm256_storeu_ps(yrow + ox + 8 * j, acc[j]);
+        else _mm256_maskstore_ps(yrow + ox + 8 * j, mp_lanes8(n), acc[j]);
+    }
+}
+
+static void maxpool_row_avx2(const MaxRow *r, int64_t lo, int64_t hi, float *yrow) {
+    int64_t ox = lo;
+    for (; ox + 32 <= hi; ox += 32) mp_vectors8(r, ox, 4, 8, yrow);
+    int64_t left = hi - ox, nv = (left + 7) / 8;
+    if (nv == 4) mp_vectors8(r, ox, 4, left - 24, yrow);
+    else if (nv == 3) mp_vectors8(r, ox, 3, left - 16, yrow);
+    else if (nv == 2) mp_vectors8(r, ox, 2, left - 8, yrow);
+    else if (nv == 1) mp_vectors8(r, ox, 1, left, yrow);
+}
 #endif
 
 static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *yq) {
@@ -296,7 +359,7 @@ static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *
     if (hi > ow) hi = ow;
     if (lo > hi) lo = hi;
     int vec = 0;
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
     vec = sw <= 2;
 #endif
     for (int64_t oy = 0; oy < oh; oy++) {
@@ -311,6 +374,11 @@ static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *
         if (vec) {
             MaxRow r = {xq, w, y0, y1, kw, sw, pl};
             maxpool_row_avx512(&r, lo, hi, yrow);
+        }
+#elif defined(__AVX2__)
+        if (vec) {
+            MaxRow r = {xq, w, y0, y1, kw, sw, pl};
+            maxpool_row_avx2(&r, lo, hi, yrow);
         }
 #endif
         for (int64_t iy = y0; iy < y1; iy++) {

@@ -1,8 +1,8 @@
 /* test_pool.c - 2-D max pooling of f32 planes (rk_conv.c maxpool2d_f32).
  *
- * Built twice: portably (the scalar loops) and with -march=native (Makefile
- * NATIVE_UNIT), where the interior columns of stride 1 and 2 run as AVX-512
- * vectors. Either way every output must carry exactly the bits of the
+ * Built once per instruction set (Makefile ISA_UNIT): portably (the scalar
+ * loops), and for AVX2 and AVX-512, where the interior columns of stride 1
+ * and 2 run as vectors of 8 or 16. Either way every output must carry exactly the bits of the
  * definition folded in the window's order (rows, then columns) with
  * rs_max: the first NaN of the window wins (payloads differ here), a later
  * equal value wins a tie (+0 and -0 both occur), -inf and inf are values.
