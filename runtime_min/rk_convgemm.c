@@ -1535,6 +1535,108 @@ static void stem_task(void *arg, int tid) {
         }
     }
 }
+#elif CONV_SIMD
+/* AVX2: the stride-2 stems, over split rows as above (the others stay with
+ * im2col + GEMM). For a task's output row (image, 16 channels, row), 4 of
+ * the channels against S <= 2 strips of 8 output columns: 4 * S sums in
+ * registers, per tap S loads and 4 broadcasts for 4 * S fmas (three strips'
+ * 12 sums, 3 taps and a broadcast left gcc one register short: a sum
+ * spilled to the stack made it slower than im2col + GEMM). The taps in
+ * the GEMM's k order with one fma each, the padding rows' zeros included;
+ * then each channel's row gets the GEMM's epilogue (epilogue_run; in the
+ * strips' registers, the activation's code cost the sums their registers):
+ * method 1's bits, as test_conv_turned checks. */
+static int stem_ok(const rk_conv2d_f32_params *p) {
+    return p->group == 1 && p->oc % 16 == 0 && p->dh == 1 && p->dw == 1 && p->sw == 2 && p->kh <= 7 && p->kw <= 7 &&
+           p->c <= 4 && p->pt >= 0 && p->pl >= 0;
+}
+
+DW_INLINE void stem_strips8(int S, const Conv *C, const float *wt, int q, const float *split, int64_t srow,
+                            float *const *yrow, int64_t oy, int64_t ox0) {
+    const rk_conv2d_f32_params *p = C->p;
+    const int64_t c = p->c, h = p->h, kh = p->kh, kw = p->kw, ow = p->ow, sh = p->sh, pt = p->pt;
+    const S2 *l = &C->s2;
+    __m256 a0[4], a1[4];
+    for (int o = 0; o < 4; o++) a0[o] = a1[o] = _mm256_setzero_ps();
+    const float *wk = wt + 4 * q;
+    for (int64_t ic = 0; ic < c; ic++)
+        for (int64_t ky = 0; ky < kh; ky++) {
+            int64_t iy = oy * sh - pt + ky;
+            if (iy < 0 || iy >= h) {   /* a padding row: taps of 0, fma'd as the GEMM does */
+                const __m256 z = _mm256_setzero_ps();
+                for (int64_t kx = 0; kx < kw; kx++, wk += 16)
+                    for (int o = 0; o < 4; o++) {
+                        __m256 wv = _mm256_broadcast_ss(wk + o);
+                        a0[o] = _mm256_fmadd_ps(wv, z, a0[o]);
+                        if (S > 1) a1[o] = _mm256_fmadd_ps(wv, z, a1[o]);
+                    }
+                continue;
+            }
+            const float *sr = split + (iy % 8 * c + ic) * srow + ox0;
+            for (int64_t kx = 0; kx < kw; kx++, wk += 16) {
+                const float *t = sr + l->src[kx];
+                __m256 t0 = _mm256_loadu_ps(t), t1 = S > 1 ? _mm256_loadu_ps(t + 8) : t0;
+                for (int o = 0; o < 4; o++) {
+                    __m256 wv = _mm256_broadcast_ss(wk + o);
+                    a0[o] = _mm256_fmadd_ps(wv, t0, a0[o]);
+                    if (S > 1) a1[o] = _mm256_fmadd_ps(wv, t1, a1[o]);
+                }
+            }
+        }
+    /* whole strips plain: masked stores cost far more on AMD cores */
+    for (int st = 0; st < S; st++) {
+        int64_t x0 = ox0 + 8 * st, n = ow - x0 < 8 ? ow - x0 : 8;   /* the caller's strips start inside ow */
+        for (int o = 0; o < 4; o++) {
+            __m256 v = st == 0 ? a0[o] : a1[o];
+            if (n == 8) _mm256_storeu_ps(yrow[4 * q + o] + x0, v);
+            else _mm256_maskstore_ps(yrow[4 * q + o] + x0, rk_v8_lanes(n), v);
+        }
+    }
+}
+
+static void stem_task(void *arg, int tid) {
+    const Conv *C = arg;
+    const rk_conv2d_f32_params *p = C->p;
+    const int64_t c = p->c, h = p->h, w = p->w, oc = p->oc, oh = p->oh, ow = p->ow, kh = p->kh, sh = p->sh;
+    const int64_t pt = p->pt, kdim = C->kdim;
+    const float lo = (float)p->act_a, hi = (float)p->act_b;
+    const S2 *l = &C->s2;
+    int64_t ob = oc / 16, total = p->n * ob * oh, srow = 2 * l->stride, slot_key[8], have = -1;
+    float wt[4 * 7 * 7 * 16];   /* the block's weights, [tap][16 channels] */
+    /* the input rows split into even and odd columns between zeros, in 8
+     * slots by iy % 8 (a task's rows are kh <= 7 consecutive ones) */
+    float *split = rk_align64f(C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread);
+    memset(split, 0, sizeof(float) * (size_t)(8 * c * srow));
+    for (int i = 0; i < 8; i++) slot_key[i] = -1;
+    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1);) {
+        int64_t oy = t % oh, o0 = t / oh % ob * 16, b = t / oh / ob;
+        const float *xb = C->x + b * c * h * w;
+        if (o0 != have) {
+            for (int64_t k = 0; k < kdim; k++)
+                for (int o = 0; o < 16; o++) wt[k * 16 + o] = C->w[(o0 + o) * kdim + k];
+            have = o0;
+        }
+        for (int64_t ky = 0; ky < kh; ky++) {
+            int64_t iy = oy * sh - pt + ky;
+            if (iy < 0 || iy >= h || slot_key[iy % 8] == b * h + iy) continue;
+            for (int64_t ic = 0; ic < c; ic++) s2_split(xb + (ic * h + iy) * w, w, l, split + (iy % 8 * c + ic) * srow);
+            slot_key[iy % 8] = b * h + iy;
+        }
+        float *yrow[16];
+        for (int o = 0; o < 16; o++) yrow[o] = C->y + ((b * oc + o0 + o) * oh + oy) * ow;
+        int64_t strips = (ow + 7) / 8;
+        for (int q = 0; q < 4; q++)
+            for (int64_t s0 = 0; s0 < strips;) {
+                if (strips - s0 >= 2) stem_strips8(2, C, wt, q, split, srow, yrow, oy, 8 * s0);
+                else stem_strips8(1, C, wt, q, split, srow, yrow, oy, 8 * s0);
+                s0 += strips - s0 >= 2 ? 2 : 1;
+            }
+        for (int o = 0; o < 16; o++) {
+            int64_t ch = o0 + o, at = ((b * oc + ch) * oh + oy) * ow;
+            epilogue_run(yrow[o], ow, C->bias ? C->bias[ch] : 0.0f, C->res ? C->res + at : NULL, p->act, lo, hi);
+        }
+    }
+}
 #endif
 
 /* ---- method 3: grouped convolutions of a few channels per group ----
@@ -1780,6 +1882,18 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         C.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
         rk_pool_share(ctx ? ctx->pool : NULL, (int)C.ntasks, stem_task, &C);
         return RLX_OK;
+    }
+#elif CONV_SIMD
+    if (p->method == 2 && stem_ok(p) && ctx && ctx->scratch) {
+        /* strips of 8 read up to 7 columns past ow */
+        S2 l = s2_layout(p, (p->ow + 7) / 8 * 8);
+        if (l.ok && (size_t)(8 * p->c * 2 * l.stride) * sizeof(float) + 64 <= ctx->scratch_per_thread) {
+            int64_t total = p->n * (p->oc / 16) * p->oh;
+            C.s2 = l;
+            C.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
+            rk_pool_share(ctx->pool, (int)C.ntasks, stem_task, &C);
+            return RLX_OK;
+        }
     }
 #endif
 #if CONV_SIMD
