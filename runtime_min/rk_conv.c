@@ -277,15 +277,7 @@ static inline void mp_vectors(const MaxRow *r, int64_t ox, int nv, int64_t n, fl
         _mm512_mask_storeu_ps(yrow + ox + 16 * j, j == nv - 1 ? (__mmask16)(0xffffu >> (16 - n)) : (__mmask16)0xffff, acc[j]);
 }
 
-static void maxpool_row_avx512(const MaxRow *r, int64_t lo, int64_t hi, float *yrow) {
-    int64_t ox = lo;
-    for (; ox + 64 <= hi; ox += 64) mp_vectors(r, ox, 4, 16, yrow);
-    int64_t left = hi - ox, nv = (left + 15) / 16;
-    if (nv == 4) mp_vectors(r, ox, 4, left - 48, yrow);
-    else if (nv == 3) mp_vectors(r, ox, 3, left - 32, yrow);
-    else if (nv == 2) mp_vectors(r, ox, 2, left - 16, yrow);
-    else if (nv == 1) mp_vectors(r, ox, 1, left, yrow);
-}
+#define MP_W 16   /* lanes of mp_vectors' vectors */
 #elif defined(__AVX2__)
 /* The same interior with AVX2, 8 columns a vector, up to four at once, in
  * the same order and with the same fold (maxps, then the compare-and-blend
@@ -314,7 +306,7 @@ static inline __m256 mp_tap8(int64_t sw, const float *src, int64_t n) {
 }
 
 /* nv vectors from output column ox (n lanes in the last one) */
-static inline void mp_vectors8(const MaxRow *r, int64_t ox, int nv, int64_t n, float *yrow) {
+static inline void mp_vectors(const MaxRow *r, int64_t ox, int nv, int64_t n, float *yrow) {
     __m256 acc[4];
     __m256i odd = _mm256_setzero_si256();
     for (int j = 0; j < nv; j++) acc[j] = _mm256_set1_ps(-INFINITY);
@@ -340,14 +332,19 @@ static inline void mp_vectors8(const MaxRow *r, int64_t ox, int nv, int64_t n, f
     }
 }
 
-static void maxpool_row_avx2(const MaxRow *r, int64_t lo, int64_t hi, float *yrow) {
+#define MP_W 8
+#endif
+
+#ifdef MP_W
+/* The interior [lo, hi) of one output row, four vectors at a time. */
+static void maxpool_row_simd(const MaxRow *r, int64_t lo, int64_t hi, float *yrow) {
     int64_t ox = lo;
-    for (; ox + 32 <= hi; ox += 32) mp_vectors8(r, ox, 4, 8, yrow);
-    int64_t left = hi - ox, nv = (left + 7) / 8;
-    if (nv == 4) mp_vectors8(r, ox, 4, left - 24, yrow);
-    else if (nv == 3) mp_vectors8(r, ox, 3, left - 16, yrow);
-    else if (nv == 2) mp_vectors8(r, ox, 2, left - 8, yrow);
-    else if (nv == 1) mp_vectors8(r, ox, 1, left, yrow);
+    for (; ox + 4 * MP_W <= hi; ox += 4 * MP_W) mp_vectors(r, ox, 4, MP_W, yrow);
+    int64_t left = hi - ox, nv = (left + MP_W - 1) / MP_W;
+    if (nv == 4) mp_vectors(r, ox, 4, left - 3 * MP_W, yrow);
+    else if (nv == 3) mp_vectors(r, ox, 3, left - 2 * MP_W, yrow);
+    else if (nv == 2) mp_vectors(r, ox, 2, left - MP_W, yrow);
+    else if (nv == 1) mp_vectors(r, ox, 1, left, yrow);
 }
 #endif
 
@@ -359,7 +356,7 @@ static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *
     if (hi > ow) hi = ow;
     if (lo > hi) lo = hi;
     int vec = 0;
-#if defined(__AVX512F__) || defined(__AVX2__)
+#ifdef MP_W
     vec = sw <= 2;
 #endif
     for (int64_t oy = 0; oy < oh; oy++) {
@@ -368,17 +365,12 @@ static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *
         if (y0 < 0) y0 = 0;
         if (y1 > h) y1 = h;
         for (int64_t ox = 0; ox < ow; ox++) yrow[ox] = -INFINITY;
-#if defined(__AVX512F__)
+#ifdef MP_W
         /* the interior whole (each element sees the same rows and taps in
          * the same order as below), then the edges */
         if (vec) {
             MaxRow r = {xq, w, y0, y1, kw, sw, pl};
-            maxpool_row_avx512(&r, lo, hi, yrow);
-        }
-#elif defined(__AVX2__)
-        if (vec) {
-            MaxRow r = {xq, w, y0, y1, kw, sw, pl};
-            maxpool_row_avx2(&r, lo, hi, yrow);
+            maxpool_row_simd(&r, lo, hi, yrow);
         }
 #endif
         for (int64_t iy = y0; iy < y1; iy++) {
