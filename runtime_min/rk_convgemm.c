@@ -154,8 +154,44 @@ static inline void copy_run(float *d, const float *s, int64_t n) {
             _mm512_mask_storeu_ps(d, m, _mm512_maskz_loadu_ps(m, s));
         }
     }
+#elif defined(__AVX2__)
+    /* whole vectors, then the last 8 (or 4) again, overlapping: no masked
+     * moves, and no call for the few floats of a small plane's row */
+    if (n >= 8) {
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_loadu_ps(s + i));
+        if (i < n) _mm256_storeu_ps(d + n - 8, _mm256_loadu_ps(s + n - 8));
+    } else if (n >= 4) {
+        __m128 a = _mm_loadu_ps(s), b = _mm_loadu_ps(s + n - 4);
+        _mm_storeu_ps(d, a);
+        _mm_storeu_ps(d + n - 4, b);
+    } else {
+        if (n > 0) d[0] = s[0];
+        if (n > 1) d[1] = s[1];
+        if (n > 2) d[2] = s[2];
+    }
 #else
     memcpy(d, s, sizeof(float) * (size_t)n);
+#endif
+}
+
+/* d[0, n) = 0, the same way (a loop of a few stores turns into a memset call) */
+static inline void zero_run(float *d, int64_t n) {
+#if defined(__AVX2__)
+    if (n >= 8) {
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_setzero_ps());
+        if (i < n) _mm256_storeu_ps(d + n - 8, _mm256_setzero_ps());
+    } else if (n >= 4) {
+        _mm_storeu_ps(d, _mm_setzero_ps());
+        _mm_storeu_ps(d + n - 4, _mm_setzero_ps());
+    } else {
+        if (n > 0) d[0] = 0.0f;
+        if (n > 1) d[1] = 0.0f;
+        if (n > 2) d[2] = 0.0f;
+    }
+#else
+    if (n > 0) memset(d, 0, sizeof(float) * (size_t)n);
 #endif
 }
 
@@ -1765,19 +1801,19 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
                     int64_t iy = (oy0 + r) * p->sh - p->pt + ky;
                     float *qr = q + r * G->s;
                     if (iy < 0 || iy >= h) {
-                        for (int64_t i = 0; i < G->s; i++) qr[i] = 0.0f;
+                        zero_run(qr, G->s);
                         continue;
                     }
                     /* element i reads column i sw + off: inside the row for i in [lo, hi) */
                     const int64_t off = ph - p->pl, lo = inside[ph][0], hi = inside[ph][1];
                     const float *xr = xc + iy * w + off;
-                    for (int64_t i = 0; i < lo; i++) qr[i] = 0.0f;   /* lo <= hi (rk_out_range) */
-                    if (sw == 1) memcpy(qr + lo, xr + lo, sizeof(float) * (size_t)(hi - lo));
+                    zero_run(qr, lo);   /* lo <= hi (rk_out_range) */
+                    if (sw == 1) copy_run(qr + lo, xr + lo, hi - lo);
                     else
                         for (int64_t i = lo; i < hi; i++) qr[i] = xr[i * 2];   /* sw is 2 (grouped_ok) */
-                    for (int64_t i = hi; i < G->s; i++) qr[i] = 0.0f;
+                    zero_run(qr + hi, G->s - hi);
                 }
-                for (int64_t i = n; i < G->plane; i++) q[i] = 0.0f;
+                zero_run(q + n, G->plane - n);
             }
 #if defined(__AVX512F__)
     for (int64_t j0 = 0; j0 < n; j0 += 16 * (16 / NO)) {
@@ -1816,10 +1852,14 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
                                       dw_finish(v, bo, C->res ? C->res + at + x0 : NULL, m, act, lo, hi));
             }
 #else
-            memcpy(C->y + at, t, sizeof(float) * (size_t)ow);
-            epilogue_run(C->y + at, ow, bo, C->res ? C->res + at : NULL, act, lo, hi);
+            copy_run(C->y + at, t, ow);
 #endif
         }
+#if !defined(__AVX512F__)
+        /* the band's rows are contiguous in y: one epilogue pass over them */
+        int64_t at0 = ((b * oc + ch) * oh + oy0) * ow;
+        epilogue_run(C->y + at0, rows * ow, bo, C->res ? C->res + at0 : NULL, act, lo, hi);
+#endif
     }
 }
 
