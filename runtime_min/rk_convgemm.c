@@ -175,25 +175,6 @@ static inline void copy_run(float *d, const float *s, int64_t n) {
 #endif
 }
 
-/* d[0, n) = 0, the same way (a loop of a few stores turns into a memset call) */
-static inline void zero_run(float *d, int64_t n) {
-#if defined(__AVX2__)
-    if (n >= 8) {
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_setzero_ps());
-        if (i < n) _mm256_storeu_ps(d + n - 8, _mm256_setzero_ps());
-    } else if (n >= 4) {
-        _mm_storeu_ps(d, _mm_setzero_ps());
-        _mm_storeu_ps(d + n - 4, _mm_setzero_ps());
-    } else {
-        if (n > 0) d[0] = 0.0f;
-        if (n > 1) d[1] = 0.0f;
-        if (n > 2) d[2] = 0.0f;
-    }
-#else
-    if (n > 0) memset(d, 0, sizeof(float) * (size_t)n);
-#endif
-}
 
 /* im2col for column stride 2 (as im2col, same values): tap kx reads input
  * columns 2*ox + off, all of one parity. Each input row is split once into
@@ -1695,6 +1676,23 @@ static void stem_task(void *arg, int tid) {
 typedef char rk_gc_one_k_block[RK_SGEMM_KC == 256 ? 1 : -1];
 
 #if CONV_SIMD
+/* d[0, n) = 0 as copy_run copies (a loop of a few stores turns into a
+ * memset call) */
+static inline void zero_run(float *d, int64_t n) {
+    if (n >= 8) {
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_setzero_ps());
+        if (i < n) _mm256_storeu_ps(d + n - 8, _mm256_setzero_ps());
+    } else if (n >= 4) {
+        _mm_storeu_ps(d, _mm_setzero_ps());
+        _mm_storeu_ps(d + n - 4, _mm_setzero_ps());
+    } else {
+        if (n > 0) d[0] = 0.0f;
+        if (n > 1) d[1] = 0.0f;
+        if (n > 2) d[2] = 0.0f;
+    }
+}
+
 static int grouped_ok(const rk_conv2d_f32_params *p) {
     return rk_conv2d_grouped_ok(p->group, p->c / p->group, p->oc / p->group, p->kh, p->kw, p->sh, p->sw, p->dh, p->dw,
                                 p->pt, p->pl);
