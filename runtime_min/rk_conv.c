@@ -22,6 +22,7 @@
 #include "rk_gemm.h"
 #include "rk_typed.h"
 #include "rlx_scalar.h"
+#include "rk_vmath.h"
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -199,6 +200,13 @@ static inline void max_fold(float *restrict acc, const float *restrict src, int6
     for (int64_t j = 0; j < n; j++) acc[j] = rs_max(acc[j], src[j * s]);
 }
 
+/* One output row's window rows [y0, y1) over an input plane, for the
+ * vector interiors below. */
+typedef struct {
+    const float *x;
+    int64_t w, y0, y1, kw, sw, pl;
+} MaxRow;
+
 #if defined(__AVX512F__)
 /* The interior columns [lo, hi) of one output row, stride 1 or 2, 16 at a
  * time, up to four vectors at once (independent chains). Each vector folds
@@ -208,10 +216,6 @@ static inline void max_fold(float *restrict acc, const float *restrict src, int6
  * NaN and inf, else +0) goes through rs_max's rule again (compare and
  * blend), so the same element wins either way. A stride-2 vector reads its
  * 31 elements as [0, 16) and [15, 31): none past the window. */
-typedef struct {
-    const float *x;
-    int64_t w, y0, y1, kw, sw, pl;
-} MaxRow;
 
 static inline __m512 mp_tap(const MaxRow *r, const float *src, __mmask16 ma, __mmask16 mb) {
     const __m512i pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
@@ -284,22 +288,12 @@ static inline void mp_vectors(const MaxRow *r, int64_t ox, int nv, int64_t n, fl
  * rule again where a window holds a NaN or an infinity). A stride-2
  * vector of n lanes reads elements [0, 2n - 1) as [0, 8) and [8, 2n - 1),
  * masked: none past the window. */
-typedef struct {
-    const float *x;
-    int64_t w, y0, y1, kw, sw, pl;
-} MaxRow;
-
-static inline __m256i mp_lanes8(int64_t n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n < 0 ? 0 : n > 8 ? 8 : n)),
-                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /* src[j * sw] for lanes j < n (0 in the others) */
 static inline __m256 mp_tap8(int64_t sw, const float *src, int64_t n) {
-    if (sw == 1) return n >= 8 ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, mp_lanes8(n));
+    if (sw == 1) return n >= 8 ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, rk_v8_lanes(n));
     int64_t span = 2 * n - 1;
-    __m256 a = span >= 8 ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, mp_lanes8(span));
-    __m256 b = _mm256_maskload_ps(src + 8, mp_lanes8(span - 8));
+    __m256 a = span >= 8 ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, rk_v8_lanes(span));
+    __m256 b = _mm256_maskload_ps(src + 8, rk_v8_lanes(span - 8));
     /* per 128-bit half a0 a2 b0 b2 | a4 a6 b4 b6, then the 64-bit pairs in order */
     __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
@@ -328,7 +322,7 @@ static inline void mp_vectors(const MaxRow *r, int64_t ox, int nv, int64_t n, fl
 #undef MP_TAPS
     for (int j = 0; j < nv; j++) {
         if (j < nv - 1 || n == 8) _mm256_storeu_ps(yrow + ox + 8 * j, acc[j]);
-        else _mm256_maskstore_ps(yrow + ox + 8 * j, mp_lanes8(n), acc[j]);
+        else _mm256_maskstore_ps(yrow + ox + 8 * j, rk_v8_lanes(n), acc[j]);
     }
 }
 
