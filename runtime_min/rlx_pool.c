@@ -291,3 +291,38 @@ void rk_pool_share(void *p, int nthreads, void (*task)(void *arg, int tid), void
     run(p, nthreads, RK_SHARE, task, arg);
 }
 #endif
+
+/* ---- elementwise regions (rk_region_run, rlx_rt.h) ---- */
+
+enum { REGION_RUNS = 4 };                         /* runs per thread (rk_take) */
+#define REGION_THREAD_MIN ((int64_t)1 << 15)      /* elements below which one thread does it all */
+
+typedef struct {
+    rk_region_fn fn;
+    uint8_t *A;
+    const uint8_t *W;
+    int64_t n;
+    int nthreads;
+    rk_queue *q;
+} Region;
+
+static void region_task(void *arg, int tid) {
+    const Region *R = arg;
+    int64_t cursor = 0, k, lo, hi;
+    for (int v; (v = rk_take(R->q, R->nthreads, tid, REGION_RUNS, &cursor, &k)) >= 0;) {
+        rk_run_range(R->n, R->nthreads, REGION_RUNS, v, k, &lo, &hi);
+        if (lo < hi) R->fn(R->A, R->W, lo, hi);
+    }
+}
+
+void rk_region_run(rk_ctx *ctx, rk_region_fn fn, uint8_t *A, const uint8_t *W, int64_t n, int64_t elems) {
+    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && elems >= REGION_THREAD_MIN ? ctx->nthreads : 1;
+    if (nt > n) nt = n;
+    if (nt <= 1) {
+        fn(A, W, 0, n);
+        return;
+    }
+    rk_queue q;
+    Region R = {fn, A, W, n, (int)rk_queue_init(&q, nt), &q};
+    rk_pool_share(ctx->pool, R.nthreads, region_task, &R);
+}

@@ -218,6 +218,14 @@ typedef struct rk_ctx {
     size_t scratch_per_thread;
 } rk_ctx;
 
+/* An elementwise region of generated code over its outer loop's [lo, hi). */
+typedef void (*rk_region_fn)(uint8_t *A, const uint8_t *W, int64_t lo, int64_t hi);
+/* Runs fn over [0, n): on ctx's threads, in runs of the outer loop, where
+ * the region has elems elements or more than a fork is worth; else on the
+ * calling thread. Every element is computed by the same code whoever runs
+ * it, so results do not depend on the thread count. */
+void rk_region_run(rk_ctx *ctx, rk_region_fn fn, uint8_t *A, const uint8_t *W, int64_t n, int64_t elems);
+
 typedef struct rlx_model {
     const rlx_model_info *info;
     void *device;            /* a GPU target's host state (rlx_gpu.h); NULL on the C target */

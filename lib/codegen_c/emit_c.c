@@ -410,34 +410,63 @@ static const char *step_expr(const RlxEltStep *s, const char **a, const CType *a
     }
 }
 
-static void emit_eltwise(Emit *E, const RlxThunk *t) {
+/* An elementwise region as its own function, NAME_regionK(A, W, lo, hi):
+ * the loop nest over the outer loop's [lo, hi). The schedule calls it
+ * through rk_region_run, which splits the outer loop over threads where the
+ * region is large. Being called by pointer, it is compiled for speed: in the
+ * schedule itself, after a few dozen `if (st) return st;` tests, a
+ * compiler's guessed profile takes the code for cold and leaves its loops
+ * scalar. */
+static void emit_region_fn(Emit *E, const RlxThunk *t, int step) {
     const RlxGraph *g = E->g;
     RlxLoopNest L;
     rlx_region_loops(g, t, &L);
     RlxBuf *b = E->b;
     const RlxValue *y = &g->v[t->out[0].value];
-    rlx_emit(b, "{");
+    const RlxNode *n = &g->n[t->node];
+    int uses_w = 0;
+    for (int i = 0; i < t->nin; i++)
+        if (rlx_region_operand(t, i) >= 0 && t->in[i].space == RLX_SPACE_WEIGHTS) uses_w = 1;
+    rlx_emit(b, "/* %d: %s (%s) */", step, rlx_comment_safe(n->name), rlx_ops[n->op].name);
+    rlx_emit(b, "static void %s_region%d(uint8_t *A, const uint8_t *W, int64_t lo, int64_t hi) {", E->name, step);
     b->indent++;
+    if (!uses_w) rlx_emit(b, "(void)W;");
+    if (!L.rank) rlx_emit(b, "(void)lo;");
+    if (!L.rank) rlx_emit(b, "(void)hi;");
     for (int i = 0; i < t->nin; i++) {
         if (rlx_region_operand(t, i) < 0) continue;
         const RlxValue *x = &g->v[t->in[i].value];
         rlx_emit(b, "const %s *x%d = (const %s *)(%s);", c_type(x->dtype), i, c_type(x->dtype), slot_expr(&t->in[i]));
     }
     rlx_emit(b, "%s *y = (%s *)(%s);", c_type(y->dtype), c_type(y->dtype), slot_expr(&t->out[0]));
-    for (int i = 0; i < L.rank; i++) {
-        rlx_emit(b, "for (int64_t i%d = 0; i%d < %lld; i%d++) {", i, i, (long long)L.dims[i], i);
-        b->indent++;
-    }
-    /* loads */
+    /* Each load sits in the innermost loop whose index it uses: an operand
+     * broadcast along the inner loops is read once before them. All
+     * operands point into the same arena, so a load left inside a loop
+     * that stores to y could see that store; compilers then keep the loop
+     * scalar (clang) or add a run-time overlap test (gcc). */
     const char **argx = rlx_alloc(sizeof(char *) * (size_t)(t->nin + t->nsteps));
     CType *argt = rlx_alloc(sizeof(CType) * (size_t)(t->nin + t->nsteps));
-    for (int i = 0; i < t->nin; i++) {
-        if (rlx_region_operand(t, i) < 0) continue;
-        const RlxValue *x = &g->v[t->in[i].value];
-        CType ct = compute_type(x->dtype);
-        rlx_emit(b, "const %s a%d = %s;", ct_name(ct), i, load_expr(x->dtype, rlx_fmt("x%d[%s]", i, index_expr(&L, i))));
-        argx[i] = rlx_fmt("a%d", i);
-        argt[i] = ct;
+    for (int level = -1; level < L.rank; level++) {
+        if (level == 0) {
+            rlx_emit(b, "for (int64_t i0 = lo; i0 < hi; i0++) {");
+            b->indent++;
+        } else if (level > 0) {
+            rlx_emit(b, "for (int64_t i%d = 0; i%d < %lld; i%d++) {", level, level, (long long)L.dims[level], level);
+            b->indent++;
+        }
+        for (int i = 0; i < t->nin; i++) {
+            if (rlx_region_operand(t, i) < 0) continue;
+            int deepest = -1;
+            for (int j = 0; j < L.rank; j++)
+                if (L.stride[i][j]) deepest = j;
+            if (deepest != level) continue;
+            const RlxValue *x = &g->v[t->in[i].value];
+            CType ct = compute_type(x->dtype);
+            rlx_emit(b, "const %s a%d = %s;", ct_name(ct), i,
+                     load_expr(x->dtype, rlx_fmt("x%d[%s]", i, index_expr(&L, i))));
+            argx[i] = rlx_fmt("a%d", i);
+            argt[i] = ct;
+        }
     }
     /* steps: each its own local, so a reader can follow the chain */
     const char *res = NULL;
@@ -482,6 +511,18 @@ static void emit_eltwise(Emit *E, const RlxThunk *t) {
     }
     b->indent--;
     rlx_emit(b, "}");
+    rlx_emit(b, "");
+}
+
+/* The schedule's call of region K: the outer loop's extent and the
+ * region's element count (rk_region_run forks only for large ones). */
+static void emit_region_call(Emit *E, const RlxThunk *t, int step) {
+    RlxLoopNest L;
+    rlx_region_loops(E->g, t, &L);
+    int64_t elems = 1;
+    for (int i = 0; i < L.rank; i++) elems *= L.dims[i];
+    rlx_emit(E->b, "rk_region_run(ctx, %s_region%d, A, W, %lld, %lld);", E->name, step,
+             (long long)(L.rank ? L.dims[0] : 1), (long long)elems);
 }
 
 /* ---- the files ---- */
@@ -625,6 +666,8 @@ void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *t
     rlx_emit(c, "}");
     rlx_emit(c, "void %s_free(rlx_model *m) { rlx_model_free(m); }", N);
     rlx_emit(c, "");
+    for (int i = 0; i < tl->n; i++)
+        if (tl->t[i].kind == RLX_K_ELTWISE) emit_region_fn(&E, &tl->t[i], i);
     rlx_emit(c, "static int %s_schedule(rk_ctx *ctx, uint8_t *A, const uint8_t *W) {", N);
     c->indent++;
     rlx_emit(c, "int st = 0;");
@@ -634,7 +677,7 @@ void rlx_codegen_c(const RlxGraph *g, const RlxPlan *plan, const RlxThunkList *t
     for (int i = 0; i < tl->n; i++) {
         const RlxThunk *t = &tl->t[i];
         emit_thunk_comment(&E, t, i);
-        if (t->kind == RLX_K_ELTWISE) emit_eltwise(&E, t);
+        if (t->kind == RLX_K_ELTWISE) emit_region_call(&E, t, i);
         else emit_kernel(&E, t);
         if (opt->dump_values) emit_dumps(&E, t);
     }
