@@ -495,6 +495,17 @@ typedef struct {
 } tile_ep;
 
 #if RK_GEMM_AVX2
+/* The activations the AVX2 kernels apply in registers: epilogue_tile's
+ * operations (HardSwish: rk_vmath.h's, as ep_act) */
+RK_INLINE __m256 ep_act256(__m256 y, int act, __m256 lo, __m256 hi) {
+    if (act == RS_ACT_RELU) return _mm256_and_ps(_mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_NLE_UQ), y);
+    if (act == RS_ACT_CLIP)
+        return _mm256_blendv_ps(_mm256_blendv_ps(y, hi, _mm256_cmp_ps(y, hi, _CMP_GT_OQ)), lo,
+                                _mm256_cmp_ps(y, lo, _CMP_LT_OQ));
+    if (act == RS_ACT_HARDSWISH) return rk_v8_hardswish(y);
+    return y;
+}
+
 RK_INLINE __m256 ep_apply256(const tile_ep *e, int i, int j, __m256 y) {
     if (e->per_col) {
         if (e->col_bias) y = _mm256_add_ps(y, _mm256_loadu_ps(e->col_bias + j));
@@ -504,14 +515,24 @@ RK_INLINE __m256 ep_apply256(const tile_ep *e, int i, int j, __m256 y) {
         if (e->res) y = _mm256_add_ps(_mm256_add_ps(y, _mm256_set1_ps(bias)), _mm256_loadu_ps(e->res + i * e->ldres + j));
         else if (bias != 0.0f) y = _mm256_add_ps(y, _mm256_set1_ps(bias));
     }
-    if (e->act == RS_ACT_RELU) y = _mm256_and_ps(_mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_NLE_UQ), y);
-    else if (e->act == RS_ACT_CLIP) {
-        __m256 lo = _mm256_set1_ps(e->lo), hi = _mm256_set1_ps(e->hi);
-        y = _mm256_blendv_ps(_mm256_blendv_ps(y, hi, _mm256_cmp_ps(y, hi, _CMP_GT_OQ)), lo,
-                             _mm256_cmp_ps(y, lo, _CMP_LT_OQ));
-    }
-    return y;
+    return ep_act256(y, e->act, _mm256_set1_ps(e->lo), _mm256_set1_ps(e->hi));
 }
+
+/* A row-bias epilogue without residual or C read back, alpha 1 (the
+ * convolutions'), for the AVX2 kernels: the tile's biases and the
+ * epilogue's fields read into locals before the first store. Read from ep
+ * per vector (ep_apply256), they are loaded and tested again after every
+ * store, which might have changed them; with K = 16 that and the alpha
+ * multiply were a third of the kernel's operations. Same bits as
+ * ep_apply256 after the multiply by alpha = 1 (x * 1 is x): a sum begun at
+ * +0 is never -0, so adding a bias of +-0 (every row's, where there is no
+ * bias) gives it back unchanged. */
+RK_INLINE int ep_rows_fast(const tile_ep *ep, int read_c, float alpha) {
+    return ep && !ep->per_col && !ep->res && !read_c && alpha == 1.0f;
+}
+
+/* No epilogue, alpha 1, C not read: the sums are the result (x * 1 is x) */
+RK_INLINE int store_plain(const tile_ep *ep, int read_c, float alpha) { return !ep && !read_c && alpha == 1.0f; }
 #endif
 
 #if RK_GEMM_AVX2 && defined(__AVX512F__)
@@ -569,6 +590,42 @@ RK_INLINE void kernel_avx2(int rows, int nv, int64_t kc, const float *a, const f
         a += MR;
         b += brs;
     }
+    if (store_plain(ep, read_c, alpha)) {
+#define RK_STORE(i, lo, hi)                                 \
+        if (rows > i) {                                     \
+            _mm256_storeu_ps(c + i * ldc, lo);              \
+            if (nv > 1) _mm256_storeu_ps(c + i * ldc + 8, hi); \
+        }
+        RK_STORE(0, c00, c01)
+        RK_STORE(1, c10, c11)
+        RK_STORE(2, c20, c21)
+        RK_STORE(3, c30, c31)
+        RK_STORE(4, c40, c41)
+        RK_STORE(5, c50, c51)
+#undef RK_STORE
+        return;
+    }
+    if (ep_rows_fast(ep, read_c, alpha)) {
+        const int act = ep->act;
+        const __m256 vlo = _mm256_set1_ps(ep->lo), vhi = _mm256_set1_ps(ep->hi);
+        float bl[MR];
+        for (int i = 0; i < MR; i++) bl[i] = ep->row_bias && i < rows ? ep->row_bias[i] : 0.0f;
+#define RK_STORE(i, lo, hi)                                                                      \
+        if (rows > i) {                                                                          \
+            float *ci = c + i * ldc;                                                             \
+            __m256 bi = _mm256_set1_ps(bl[i]);                                                   \
+            _mm256_storeu_ps(ci, ep_act256(_mm256_add_ps(lo, bi), act, vlo, vhi));               \
+            if (nv > 1) _mm256_storeu_ps(ci + 8, ep_act256(_mm256_add_ps(hi, bi), act, vlo, vhi)); \
+        }
+        RK_STORE(0, c00, c01)
+        RK_STORE(1, c10, c11)
+        RK_STORE(2, c20, c21)
+        RK_STORE(3, c30, c31)
+        RK_STORE(4, c40, c41)
+        RK_STORE(5, c50, c51)
+#undef RK_STORE
+        return;
+    }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(read_c ? beta : 0.0f);
 #define RK_STORE(i, lo, hi)                                                              \
     if (rows > i) {                                                                      \
@@ -617,6 +674,47 @@ RK_INLINE void kernel_avx2_tall(int rows2, int64_t kc, const float *a0, const fl
         a0 += MR;
         a1 += MR;
         b += brs;
+    }
+    if (store_plain(ep, read_c, alpha)) {
+#define RK_STORE1(i, acc) \
+        if (i < MR + rows2) _mm256_storeu_ps(c + i * ldc, acc);
+        RK_STORE1(0, x0)
+        RK_STORE1(1, x1)
+        RK_STORE1(2, x2)
+        RK_STORE1(3, x3)
+        RK_STORE1(4, x4)
+        RK_STORE1(5, x5)
+        RK_STORE1(6, y0)
+        RK_STORE1(7, y1)
+        RK_STORE1(8, y2)
+        RK_STORE1(9, y3)
+        RK_STORE1(10, y4)
+        RK_STORE1(11, y5)
+#undef RK_STORE1
+        return;
+    }
+    if (ep_rows_fast(ep, read_c, alpha)) {
+        const int act = ep->act;
+        const __m256 vlo = _mm256_set1_ps(ep->lo), vhi = _mm256_set1_ps(ep->hi);
+        float bl[2 * MR];
+        for (int i = 0; i < 2 * MR; i++) bl[i] = ep->row_bias && i < MR + rows2 ? ep->row_bias[i] : 0.0f;
+#define RK_STORE1(i, acc)                                                                        \
+        if (i < MR + rows2)                                                                      \
+            _mm256_storeu_ps(c + i * ldc, ep_act256(_mm256_add_ps(acc, _mm256_set1_ps(bl[i])), act, vlo, vhi));
+        RK_STORE1(0, x0)
+        RK_STORE1(1, x1)
+        RK_STORE1(2, x2)
+        RK_STORE1(3, x3)
+        RK_STORE1(4, x4)
+        RK_STORE1(5, x5)
+        RK_STORE1(6, y0)
+        RK_STORE1(7, y1)
+        RK_STORE1(8, y2)
+        RK_STORE1(9, y3)
+        RK_STORE1(10, y4)
+        RK_STORE1(11, y5)
+#undef RK_STORE1
+        return;
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(read_c ? beta : 0.0f);
 #define RK_STORE1(i, acc)                                                                \
@@ -1043,6 +1141,14 @@ const char *rk_sgemm_kernel(void) {
 #endif
 }
 
+/* HardSwish in registers: the AVX2 kernels (ep_act256); the AVX-512 ones
+ * apply it after the store (epilogue_tile) */
+#if RK_GEMM_AVX2 && !defined(__AVX512F__)
+#define EP_REGS_HARDSWISH 1
+#else
+#define EP_REGS_HARDSWISH 0
+#endif
+
 static int has_epilogue(const rk_sgemm_args *g) { return g->bias || g->res || g->act != RS_ACT_NONE; }
 
 /* ---- the blocked driver ---- */
@@ -1061,7 +1167,8 @@ typedef struct {
 static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, int64_t ars, const float *pb,
                          int64_t panel_stride, int64_t brs, const float *pb_tail, float *c, int64_t ldc, float alpha,
                          float beta, int read_c, const rk_sgemm_args *ep, int64_t ep_i0, int64_t ep_j0, int pf_b) {
-    int ep_in_regs = RK_GEMM_AVX2 && ep && (ep->act == RS_ACT_NONE || ep->act == RS_ACT_RELU || ep->act == RS_ACT_CLIP);
+    int ep_in_regs = RK_GEMM_AVX2 && ep && (ep->act == RS_ACT_NONE || ep->act == RS_ACT_RELU || ep->act == RS_ACT_CLIP ||
+                                            (EP_REGS_HARDSWISH && ep->act == RS_ACT_HARDSWISH));
     tile_ep ep_base;
     memset(&ep_base, 0, sizeof ep_base);
     if (ep_in_regs) {
