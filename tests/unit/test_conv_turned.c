@@ -59,6 +59,7 @@ static void reference(const Case *k, const rk_conv2d_f32_params *p, const float 
                     else if (k->act == RS_ACT_CLIP) s = s < 0 ? 0 : s > 6 ? 6 : s;
                     else if (k->act == RS_ACT_SIGMOID) s = 1 / (1 + exp(-s));
                     else if (k->act == RS_ACT_SILU) s = s / (1 + exp(-s));
+                    else if (k->act == RS_ACT_HARDSWISH) s = s * fmin(fmax(s / 6 + 0.5, 0), 1);
                     y[at] = s;
                 }
 }
@@ -165,6 +166,13 @@ Test(conv_turned, pointwise_ragged_channels_batch_relu) {
     /* 44 = 5 x 8 + 4: the AVX2 8 x 8 turn's last rows go one at a time */
     Case r = {.n = 1, .c = 24, .h = 7, .w = 7, .oc = 44, .k = 1, .s = 1, .bias = 1, .res = 1, .act = RS_ACT_SILU};
     run_case(&r);
+}
+
+Test(conv_turned, pointwise_14x14_hardswish) {
+    /* MobileNetV3's 1x1 layers: HardSwish in the turned rows' epilogue, the
+     * upright GEMM's in registers */
+    Case k = {.n = 1, .c = 40, .h = 14, .w = 14, .oc = 120, .k = 1, .s = 1, .bias = 1, .act = RS_ACT_HARDSWISH};
+    run_case(&k);
 }
 
 Test(conv_turned, im2col_3x3_stride2_sigmoid) {
