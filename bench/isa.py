@@ -2,10 +2,11 @@
 """isa.py - a default rlxc build against a -march=native one, side by side.
 
     /usr/bin/python3 bench/isa.py [--models resnet18,mobilenetv2] [--threads 1,2]
-                                  [--rounds K] [--budget S]
+                                  [--rounds K] [--budget S] [--zoo DIR]
 
 A program that prints figures, not a test. For each zoo model
-(build/zoo/NAME/model.onnx + in_0.npy, written by `bash tests/zoo/run.sh`) it
+(build/zoo/NAME/model.onnx + in_0.npy, written by `bash tests/zoo/run.sh`, or
+--zoo build/wzoo for bench/zoo.py's wider zoo) it
 builds
 
     default:  build/rlxc model.onnx --build -o ...           (CFLAGS unset: -O2)
@@ -66,12 +67,16 @@ def run_bench(exe, name, runs, threads, isa=None):
 
 
 def main():
+    global ZOO
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="resnet18,mobilenetv2")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--budget", type=float, default=1.0)
+    ap.add_argument("--zoo", default=ZOO,
+                    help="directory of NAME/model.onnx + in_0.npy (build/wzoo: bench/zoo.py's wider zoo)")
     a = ap.parse_args()
+    ZOO = os.path.abspath(a.zoo)
     names = a.models.split(",")
     threads = [int(t) for t in a.threads.split(",")]
     print("| model | threads | default build (isa) ms | -march=native ms | default / native | "
