@@ -93,9 +93,30 @@ static void softmax_typed(const rk_softmax_f32_params *p, const void *x, void *y
         }
 }
 
+/* Contiguous rows over threads: each thread takes runs of rows (rk_take);
+ * a row is computed the same way whoever takes it. */
+enum { SOFTMAX_RUNS = 4 };
+#define SOFTMAX_THREAD_MIN ((int64_t)1 << 15)   /* elements below which one thread does it all */
+
+typedef struct {
+    const float *x;
+    float *y;
+    int64_t rows, len;
+    int nthreads;
+    rk_queue *q;
+} SoftmaxRows;
+
+static void softmax_rows_task(void *arg, int tid) {
+    const SoftmaxRows *S = arg;
+    int64_t cursor = 0, k, lo, hi;
+    for (int v; (v = rk_take(S->q, S->nthreads, tid, SOFTMAX_RUNS, &cursor, &k)) >= 0;) {
+        rk_run_range(S->rows, S->nthreads, SOFTMAX_RUNS, v, k, &lo, &hi);
+        for (int64_t o = lo; o < hi; o++) softmax_row(S->x + o * S->len, S->y + o * S->len, S->len);
+    }
+}
+
 int rk_softmax_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_softmax_f32_params *p = params;
-    (void)ctx;
     if (p->outer < 0 || p->axis_len < 0 || p->inner < 0) return RLX_E_ARG;
     if (p->dtype != RLX_F32) {
         if (p->dtype != RLX_F16 && p->dtype != RLX_BF16) return RLX_E_ARG;
@@ -106,6 +127,14 @@ int rk_softmax_f32(rk_ctx *ctx, const void *params, const void *const *in, void 
     float *y = out[0];
     int64_t len = p->axis_len, st = p->inner;
     if (st == 1 && !p->log) {   /* along contiguous rows (attention's last axis) */
+        int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && p->outer * len >= SOFTMAX_THREAD_MIN ? ctx->nthreads : 1;
+        if (nt > p->outer) nt = p->outer;
+        if (nt > 1) {
+            rk_queue q;
+            SoftmaxRows S = {x, y, p->outer, len, (int)rk_queue_init(&q, nt), &q};
+            rk_pool_share(ctx->pool, S.nthreads, softmax_rows_task, &S);
+            return RLX_OK;
+        }
         for (int64_t o = 0; o < p->outer; o++) softmax_row(x + o * len, y + o * len, len);
         return RLX_OK;
     }

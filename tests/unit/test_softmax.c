@@ -104,3 +104,26 @@ Test(softmax, other_axes_and_log) {
     cr_assert_eq(rk_softmax_f32(&ctx, &q, IN(((float[]){1, 2, 3})), OUT(y)), RLX_OK);
     cr_expect(fabsf(y[0] - logf(0.09003057f)) < 1e-6f && fabsf(y[2] - logf(0.66524096f)) < 1e-6f);
 }
+
+/* Rows split over threads (attention's 4 heads x 128 x 128 is above the
+ * fork threshold): every row the promised bits, at 1, 2 and 3 threads. */
+Test(softmax, rows_over_threads_same_bits) {
+    int64_t outer = 4 * 128 + 5, n = 128;
+    float *x = malloc(sizeof(float) * (size_t)(n * outer)), *want = malloc(sizeof(float) * (size_t)(n * outer));
+    float *y = malloc(sizeof(float) * (size_t)(n * outer));
+    for (int64_t i = 0; i < n * outer; i++) x[i] = (float)((i * 7919) % 2001) / 100.0f - 10.0f;
+    for (int64_t o = 0; o < outer; o++) promised(x + o * n, want + o * n, n);
+    rk_pool *pool = NULL;
+    cr_assert_eq(rk_pool_new(3, &pool), 0);
+    size_t per = 64;
+    uint8_t *scratch = malloc(per * 3);
+    rk_softmax_f32_params p = rows(outer, n);
+    for (int nt = 1; nt <= 3; nt++) {
+        rk_ctx c = {nt, nt > 1 ? pool : NULL, scratch, per};
+        memset(y, 0xff, sizeof(float) * (size_t)(n * outer));
+        cr_assert_eq(rk_softmax_f32(&c, &p, IN(x), OUT(y)), RLX_OK);
+        cr_expect(memcmp(y, want, sizeof(float) * (size_t)(n * outer)) == 0, "%d threads: differs", nt);
+    }
+    rk_pool_free(pool);
+    free(x), free(y), free(want), free(scratch);
+}
