@@ -82,6 +82,64 @@ static int64_t count_elems(int64_t rank, const int64_t *dims) {
 
 /* ---- data movement ---- */
 
+/* Transpose and slice: out row r (of `row` elements, rows in the order of
+ * the odometer over dims[0..rank-1)) is the strided run at src element
+ * base + sum idx[a] * stride[a], element stride stride[rank-1]. Large
+ * copies are split in runs of rows over the model's threads (rk_take); a
+ * copy's bytes do not depend on who makes them. */
+enum { GATHER_RUNS = 4 };
+#define GATHER_THREAD_MIN ((int64_t)1 << 17)   /* bytes below which one thread does it all */
+
+typedef struct {
+    const uint8_t *src;
+    uint8_t *dst;
+    int64_t rank, base, row, rows;
+    const int64_t *dims, *stride;
+    size_t esize;
+    int nthreads;
+    rk_queue *q;
+} Gather;
+
+static void gather_rows(const Gather *G, int64_t r0, int64_t r1) {
+    int64_t idx[RK_MAX_RANK] = {0}, rest = r0;
+    for (int64_t a = G->rank - 2; a >= 0; a--) {
+        idx[a] = rest % G->dims[a];
+        rest /= G->dims[a];
+    }
+    uint8_t *dst = G->dst + (size_t)(r0 * G->row) * G->esize;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t off = G->base;
+        for (int64_t a = 0; a < G->rank - 1; a++) off += idx[a] * G->stride[a];
+        copy_strided(dst, G->src + (ptrdiff_t)off * (ptrdiff_t)G->esize, G->row, G->stride[G->rank - 1], G->esize);
+        dst += (size_t)G->row * G->esize;
+        rk_odometer_next(idx, G->dims, G->rank - 1);
+    }
+}
+
+static void gather_task(void *arg, int tid) {
+    const Gather *G = arg;
+    int64_t cursor = 0, k, lo, hi;
+    for (int v; (v = rk_take(G->q, G->nthreads, tid, GATHER_RUNS, &cursor, &k)) >= 0;) {
+        rk_run_range(G->rows, G->nthreads, GATHER_RUNS, v, k, &lo, &hi);
+        if (lo < hi) gather_rows(G, lo, hi);
+    }
+}
+
+/* n output elements (n > 0, rank >= 1) */
+static void gather(rk_ctx *ctx, Gather *G, int64_t n) {
+    G->rows = n / G->row;
+    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && n * (int64_t)G->esize >= GATHER_THREAD_MIN ? ctx->nthreads : 1;
+    if (nt > G->rows) nt = G->rows;
+    if (nt <= 1) {
+        gather_rows(G, 0, G->rows);
+        return;
+    }
+    rk_queue q;
+    G->nthreads = (int)rk_queue_init(&q, nt);
+    G->q = &q;
+    rk_pool_share(ctx->pool, G->nthreads, gather_task, G);
+}
+
 int rk_copy(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_copy_params *p = params;
     (void)ctx;
@@ -103,7 +161,6 @@ int rk_strided_copy(rk_ctx *ctx, const void *params, const void *const *in, void
 
 int rk_transpose(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_transpose_params *p = params;
-    (void)ctx;
     if (p->esize <= 0 || bad_rank(p->rank)) return RLX_E_ARG;
     int64_t rank = p->rank, n = count_elems(rank, p->dims);
     if (n < 0) return RLX_E_ARG;
@@ -124,21 +181,13 @@ int rk_transpose(rk_ctx *ctx, const void *params, const void *const *in, void *c
         src_stride[a] = in_stride[q];
     }
     if (n == 0) return RLX_OK;
-    const uint8_t *src = in[0];
-    uint8_t *dst = out[0];
-    int64_t idx[RK_MAX_RANK] = {0}, row = out_dims[rank - 1];
-    do {
-        int64_t off = 0;
-        for (int64_t a = 0; a < rank - 1; a++) off += idx[a] * src_stride[a];
-        copy_strided(dst, src + (size_t)off * esize, row, src_stride[rank - 1], esize);
-        dst += (size_t)row * esize;
-    } while (rk_odometer_next(idx, out_dims, rank - 1));
+    Gather G = {in[0], out[0], rank, 0, out_dims[rank - 1], 0, out_dims, src_stride, esize, 1, NULL};
+    gather(ctx, &G, n);
     return RLX_OK;
 }
 
 int rk_slice(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_slice_params *p = params;
-    (void)ctx;
     if (p->esize <= 0 || bad_rank(p->rank)) return RLX_E_ARG;
     int64_t rank = p->rank, n = count_elems(rank, p->out_dims);
     if (n < 0 || count_elems(rank, p->in_dims) < 0) return RLX_E_ARG;
@@ -168,15 +217,8 @@ int rk_slice(rk_ctx *ctx, const void *params, const void *const *in, void *const
         base += first * in_stride[a];
         step_stride[a] = step * in_stride[a];
     }
-    const uint8_t *src = in[0];
-    uint8_t *dst = out[0];
-    int64_t idx[RK_MAX_RANK] = {0}, row = p->out_dims[rank - 1];
-    do {
-        int64_t off = base;
-        for (int64_t a = 0; a < rank - 1; a++) off += idx[a] * step_stride[a];
-        copy_strided(dst, src + (ptrdiff_t)off * (ptrdiff_t)esize, row, step_stride[rank - 1], esize);
-        dst += (size_t)row * esize;
-    } while (rk_odometer_next(idx, p->out_dims, rank - 1));
+    Gather G = {in[0], out[0], rank, base, p->out_dims[rank - 1], 0, p->out_dims, step_stride, esize, 1, NULL};
+    gather(ctx, &G, n);
     return RLX_OK;
 }
 

@@ -134,6 +134,52 @@ Test(kernels, slice_huge_steps) {
     cr_expect_eq(rk_slice(&ctx, &neg, IN(x), OUT(y)), RLX_E_ARG);
 }
 
+/* Copies large enough to go over threads: a 4-d transpose (ShuffleNet's
+ * channel shuffle, and a strided inner axis) and a slice with a negative
+ * step, each element against its index by hand, at 1, 2 and 3 threads. */
+Test(kernels, transpose_and_slice_over_threads) {
+    enum { A0 = 2, A1 = 58, A2 = 28, A3 = 28, N = A0 * A1 * A2 * A3 };
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
+    for (int i = 0; i < N; i++) x[i] = (float)i;
+    rk_pool *pool = NULL;
+    cr_assert_eq(rk_pool_new(3, &pool), 0);
+    for (int nt = 1; nt <= 3; nt++) {
+        rk_ctx c = {nt, nt > 1 ? pool : NULL, scratch_buf, sizeof scratch_buf};
+        /* [2,58,28,28] -> [58,2,28,28] */
+        rk_transpose_params t = {.esize = 4, .rank = 4, .dims = {A0, A1, A2, A3}, .perm = {1, 0, 2, 3}};
+        memset(y, 0xff, sizeof(float) * N);
+        cr_assert_eq(rk_transpose(&c, &t, IN(x), OUT(y)), 0);
+        int bad = 0;
+        for (int b = 0; b < A1; b++)
+            for (int a = 0; a < A0; a++)
+                for (int r = 0; r < A2 * A3; r++)
+                    bad += y[(b * A0 + a) * A2 * A3 + r] != (float)((a * A1 + b) * A2 * A3 + r);
+        cr_expect_eq(bad, 0, "%d threads: shuffle transpose: %d wrong", nt, bad);
+        /* [2,58,28,28] -> [2,58,28,28] with the last two axes swapped (strided rows) */
+        rk_transpose_params u = {.esize = 4, .rank = 4, .dims = {A0, A1, A2, A3}, .perm = {0, 1, 3, 2}};
+        memset(y, 0xff, sizeof(float) * N);
+        cr_assert_eq(rk_transpose(&c, &u, IN(x), OUT(y)), 0);
+        bad = 0;
+        for (int p = 0; p < A0 * A1; p++)
+            for (int i = 0; i < A3; i++)
+                for (int j = 0; j < A2; j++) bad += y[(p * A3 + i) * A2 + j] != (float)((p * A2 + j) * A3 + i);
+        cr_expect_eq(bad, 0, "%d threads: strided transpose: %d wrong", nt, bad);
+        /* channels 57, 55, .., 1 of each image: [2,58,28,28] -> [2,29,28,28] */
+        rk_slice_params s = {.esize = 4, .rank = 4, .in_dims = {A0, A1, A2, A3}, .out_dims = {A0, 29, A2, A3},
+                             .starts = {0, 57, 0, 0}, .steps = {1, -2, 1, 1}};
+        memset(y, 0xff, sizeof(float) * N);
+        cr_assert_eq(rk_slice(&c, &s, IN(x), OUT(y)), 0);
+        bad = 0;
+        for (int a = 0; a < A0; a++)
+            for (int ch = 0; ch < 29; ch++)
+                for (int r = 0; r < A2 * A3; r++)
+                    bad += y[(a * 29 + ch) * A2 * A3 + r] != (float)((a * A1 + 57 - 2 * ch) * A2 * A3 + r);
+        cr_expect_eq(bad, 0, "%d threads: slice: %d wrong", nt, bad);
+    }
+    rk_pool_free(pool);
+    free(x), free(y);
+}
+
 Test(kernels, gather) {
     /* data [[1,2],[3,4],[5,6]], axis 0, indices [2, -3, -1] -> rows 2, 0, 2 */
     float x[6] = {1, 2, 3, 4, 5, 6}, y[6];
