@@ -82,7 +82,8 @@ static int64_t count_elems(int64_t rank, const int64_t *dims) {
 
 /* ---- data movement ---- */
 
-/* Transpose and slice: out row r (of `row` elements, rows in the order of
+/* Transpose and slice (and rk_strided_copy below, by the same thresholds):
+ * out row r (of `row` elements, rows in the order of
  * the odometer over dims[0..rank-1)) is the strided run at src element
  * base + sum idx[a] * stride[a], element stride stride[rank-1]. Large
  * copies are split in runs of rows over the model's threads (rk_take); a
@@ -148,14 +149,53 @@ int rk_copy(rk_ctx *ctx, const void *params, const void *const *in, void *const 
     return RLX_OK;
 }
 
+/* A strided copy (Concat's inputs into their slots) in units of up to
+ * COPY_CHUNK bytes of a row, large copies in runs of units over threads. */
+enum { COPY_CHUNK = 1 << 16 };
+
+typedef struct {
+    const rk_strided_copy_params *p;
+    const uint8_t *src;
+    uint8_t *dst;
+    int64_t per_row, units;
+    int nthreads;
+    rk_queue *q;
+} StridedCopy;
+
+static void strided_copy_units(const StridedCopy *S, int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; u++) {
+        int64_t r = u / S->per_row, at = u % S->per_row * COPY_CHUNK;
+        int64_t len = S->p->row_bytes - at < COPY_CHUNK ? S->p->row_bytes - at : COPY_CHUNK;
+        memcpy(S->dst + r * S->p->dst_stride + at, S->src + r * S->p->src_stride + at, (size_t)len);
+    }
+}
+
+static void strided_copy_task(void *arg, int tid) {
+    const StridedCopy *S = arg;
+    int64_t cursor = 0, k, lo, hi;
+    for (int v; (v = rk_take(S->q, S->nthreads, tid, GATHER_RUNS, &cursor, &k)) >= 0;) {
+        rk_run_range(S->units, S->nthreads, GATHER_RUNS, v, k, &lo, &hi);
+        strided_copy_units(S, lo, hi);
+    }
+}
+
 int rk_strided_copy(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_strided_copy_params *p = params;
-    (void)ctx;
     if (p->rows < 0 || p->row_bytes < 0 || p->src_off < 0 || p->dst_off < 0) return RLX_E_ARG;
-    const uint8_t *src = (const uint8_t *)in[0] + p->src_off;
-    uint8_t *dst = (uint8_t *)out[0] + p->dst_off;
-    for (int64_t r = 0; r < p->rows; r++)
-        memcpy(dst + r * p->dst_stride, src + r * p->src_stride, (size_t)p->row_bytes);
+    if (!p->rows || !p->row_bytes) return RLX_OK;
+    StridedCopy S = {p, (const uint8_t *)in[0] + p->src_off, (uint8_t *)out[0] + p->dst_off,
+                     (p->row_bytes + COPY_CHUNK - 1) / COPY_CHUNK, 0, 1, NULL};
+    S.units = p->rows * S.per_row;
+    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && p->rows * p->row_bytes >= GATHER_THREAD_MIN ? ctx->nthreads : 1;
+    if (nt > S.units) nt = S.units;
+    if (nt <= 1) {
+        strided_copy_units(&S, 0, S.units);
+        return RLX_OK;
+    }
+    rk_queue q;
+    S.nthreads = (int)rk_queue_init(&q, nt);
+    S.q = &q;
+    rk_pool_share(ctx->pool, S.nthreads, strided_copy_task, &S);
     return RLX_OK;
 }
 

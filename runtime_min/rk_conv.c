@@ -462,6 +462,85 @@ static int is_global_avg_f32(const rk_pool_nd_params *p) {
     return 1;
 }
 
+/* The generic pooling of plane q (channel q of an image): max (with
+ * ONNX's flattened indices), average or Lp over each output's window. */
+static void pool_nd_plane(const rk_pool_nd_params *p, const uint8_t *x, uint8_t *y, int64_t *yi, int64_t q) {
+    int dt = (int)p->dtype;
+    size_t es = (size_t)rlx_dtype_size(dt);
+    const int64_t *id = p->in_dims, *od = p->out_dims;
+    int64_t plane = vol3(id), oplane = vol3(od);
+    const uint8_t *xq = x + (size_t)(q * plane) * es;
+    int64_t o = q * oplane;
+    Window w;
+    for (int64_t oz = 0; oz < od[0]; oz++) {
+        w.start[0] = oz * p->s[0] - p->pb[0];
+        tap_range(w.start[0], p->k[0], p->d[0], id[0], &w.lo[0], &w.hi[0]);
+        for (int64_t oy = 0; oy < od[1]; oy++) {
+            w.start[1] = oy * p->s[1] - p->pb[1];
+            tap_range(w.start[1], p->k[1], p->d[1], id[1], &w.lo[1], &w.hi[1]);
+            for (int64_t ox = 0; ox < od[2]; ox++, o++) {
+                w.start[2] = ox * p->s[2] - p->pb[2];
+                tap_range(w.start[2], p->k[2], p->d[2], id[2], &w.lo[2], &w.hi[2]);
+                if (p->op == 0) {
+                    int64_t at = window_max(p, &w, xq);
+                    if (at < 0) {
+                        store_lowest(y, o, dt);
+                    } else {
+                        const uint8_t *src = xq + (size_t)at * es;
+                        uint8_t *dst = y + (size_t)o * es;
+                        for (size_t b = 0; b < es; b++) dst[b] = src[b];
+                    }
+                    if (yi && at < 0) {
+                        yi[o] = -1;
+                    } else if (yi) {
+                        /* ONNX: the index flattened over the whole input; storage_order 1
+                         * numbers each plane column-major (x slowest, z fastest) */
+                        int64_t ix = at % id[2], iy = at / id[2] % id[1], iz = at / id[2] / id[1];
+                        yi[o] = q * plane + (p->storage_order ? (ix * id[1] + iy) * id[0] + iz : at);
+                    }
+                    continue;
+                }
+                double sum = window_sum(p, &w, xq), v;
+                if (p->op == 2) {
+                    v = p->p == 1 ? sum : p->p == 2 ? sqrt(sum) : pow(sum, 1.0 / p->p);
+                } else {
+                    int64_t count = window_taps(&w);
+                    if (p->count_include_pad) {
+                        /* taps inside the padded extent [-pb, size + pe) */
+                        count = 1;
+                        for (int a = 0; a < 3; a++) {
+                            int64_t lo, hi;
+                            tap_range(w.start[a] + p->pb[a], p->k[a], p->d[a], id[a] + p->pb[a] + p->pe[a], &lo,
+                                      &hi);
+                            count *= hi - lo;
+                        }
+                    }
+                    /* f64 divides in double, the others in float */
+                    v = count <= 0 ? 0.0 : dt == RLX_F64 ? sum / (double)count : (double)((float)sum / (float)count);
+                }
+                store_float(y, o, dt, v);
+            }
+        }
+    }
+}
+
+/* Planes in runs over threads (rk_take): each output is computed the same
+ * way whoever takes its plane. */
+typedef struct {
+    const rk_pool_nd_params *p;
+    const uint8_t *x;
+    uint8_t *y;
+    int64_t *yi;
+    int64_t ntasks;
+    rk_queue *q;
+} PoolNd;
+
+static void pool_nd_task(void *arg, int tid) {
+    const PoolNd *M = arg;
+    for (int64_t cursor = 0, q = -1, q1 = 0; rk_next_item(M->q, (int)M->ntasks, tid, POOL_RUNS, M->p->nc, &cursor, &q, &q1);)
+        pool_nd_plane(M->p, M->x, M->y, M->yi, q);
+}
+
 int rk_pool_nd(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     const rk_pool_nd_params *p = params;
     if (is_global_avg_f32(p))   /* one add per tap: worth a second thread from 16 K taps on */
@@ -479,67 +558,18 @@ int rk_pool_nd(rk_ctx *ctx, const void *params, const void *const *in, void *con
         return RLX_E_ARG;
     for (int a = 0; a < 3; a++)
         if (p->pb[a] < 0 || p->pe[a] < 0) return RLX_E_ARG;
-    size_t es = (size_t)rlx_dtype_size(dt);
-    const uint8_t *x = in[0];
-    uint8_t *y = out[0];
-    int64_t *yi = p->op == 0 && p->has_indices ? out[1] : NULL;
-    const int64_t *id = p->in_dims, *od = p->out_dims;
-    int64_t plane = vol3(id), oplane = vol3(od);
-    for (int64_t q = 0; q < p->nc; q++) {
-        const uint8_t *xq = x + (size_t)(q * plane) * es;
-        int64_t o = q * oplane;
-        Window w;
-        for (int64_t oz = 0; oz < od[0]; oz++) {
-            w.start[0] = oz * p->s[0] - p->pb[0];
-            tap_range(w.start[0], p->k[0], p->d[0], id[0], &w.lo[0], &w.hi[0]);
-            for (int64_t oy = 0; oy < od[1]; oy++) {
-                w.start[1] = oy * p->s[1] - p->pb[1];
-                tap_range(w.start[1], p->k[1], p->d[1], id[1], &w.lo[1], &w.hi[1]);
-                for (int64_t ox = 0; ox < od[2]; ox++, o++) {
-                    w.start[2] = ox * p->s[2] - p->pb[2];
-                    tap_range(w.start[2], p->k[2], p->d[2], id[2], &w.lo[2], &w.hi[2]);
-                    if (p->op == 0) {
-                        int64_t at = window_max(p, &w, xq);
-                        if (at < 0) {
-                            store_lowest(y, o, dt);
-                        } else {
-                            const uint8_t *src = xq + (size_t)at * es;
-                            uint8_t *dst = y + (size_t)o * es;
-                            for (size_t b = 0; b < es; b++) dst[b] = src[b];
-                        }
-                        if (yi && at < 0) {
-                            yi[o] = -1;
-                        } else if (yi) {
-                            /* ONNX: the index flattened over the whole input; storage_order 1
-                             * numbers each plane column-major (x slowest, z fastest) */
-                            int64_t ix = at % id[2], iy = at / id[2] % id[1], iz = at / id[2] / id[1];
-                            yi[o] = q * plane + (p->storage_order ? (ix * id[1] + iy) * id[0] + iz : at);
-                        }
-                        continue;
-                    }
-                    double sum = window_sum(p, &w, xq), v;
-                    if (p->op == 2) {
-                        v = p->p == 1 ? sum : p->p == 2 ? sqrt(sum) : pow(sum, 1.0 / p->p);
-                    } else {
-                        int64_t count = window_taps(&w);
-                        if (p->count_include_pad) {
-                            /* taps inside the padded extent [-pb, size + pe) */
-                            count = 1;
-                            for (int a = 0; a < 3; a++) {
-                                int64_t lo, hi;
-                                tap_range(w.start[a] + p->pb[a], p->k[a], p->d[a], id[a] + p->pb[a] + p->pe[a], &lo,
-                                          &hi);
-                                count *= hi - lo;
-                            }
-                        }
-                        /* f64 divides in double, the others in float */
-                        v = count <= 0 ? 0.0 : dt == RLX_F64 ? sum / (double)count : (double)((float)sum / (float)count);
-                    }
-                    store_float(y, o, dt, v);
-                }
-            }
-        }
+    PoolNd M = {p, in[0], out[0], p->op == 0 && p->has_indices ? out[1] : NULL, 1, NULL};
+    double taps = (double)p->nc * (double)vol3(p->out_dims) * (double)vol3(p->k);
+    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && taps >= POOL_THREAD_MIN_TAPS ? ctx->nthreads : 1;
+    if (nt > p->nc) nt = p->nc;
+    if (nt > 1) {
+        rk_queue q;
+        M.ntasks = rk_queue_init(&q, nt);
+        M.q = &q;
+        rk_pool_share(ctx->pool, (int)M.ntasks, pool_nd_task, &M);
+        return RLX_OK;
     }
+    for (int64_t q = 0; q < p->nc; q++) pool_nd_plane(p, M.x, M.y, M.yi, q);
     return RLX_OK;
 }
 

@@ -175,6 +175,23 @@ Test(kernels, transpose_and_slice_over_threads) {
                 for (int r = 0; r < A2 * A3; r++)
                     bad += y[(a * 29 + ch) * A2 * A3 + r] != (float)((a * A1 + 57 - 2 * ch) * A2 * A3 + r);
         cr_expect_eq(bad, 0, "%d threads: slice: %d wrong", nt, bad);
+        /* Concat's copy of each image's 58 channels into a 116-channel slot */
+        rk_strided_copy_params sc = {.rows = A0, .row_bytes = (int64_t)sizeof(float) * A1 * A2 * A3,
+                                     .src_stride = (int64_t)sizeof(float) * A1 * A2 * A3,
+                                     .dst_stride = (int64_t)sizeof(float) * 2 * A1 * A2 * A3,
+                                     .dst_off = (int64_t)sizeof(float) * A1 * A2 * A3};
+        float *z = malloc(sizeof(float) * 2 * N);
+        memset(z, 0xff, sizeof(float) * 2 * N);
+        cr_assert_eq(rk_strided_copy(&c, &sc, IN(x), OUT(z)), 0);
+        bad = 0;
+        for (int a = 0; a < A0; a++)
+            for (int i = 0; i < 2 * A1 * A2 * A3; i++) {
+                float *at = z + a * 2 * A1 * A2 * A3 + i;
+                if (i < A1 * A2 * A3) bad += memcmp(at, &(uint32_t){0xffffffffu}, 4) != 0;
+                else bad += *at != (float)(a * A1 * A2 * A3 + i - A1 * A2 * A3);
+            }
+        cr_expect_eq(bad, 0, "%d threads: strided copy: %d wrong", nt, bad);
+        free(z);
     }
     rk_pool_free(pool);
     free(x), free(y);

@@ -97,3 +97,51 @@ Test(maxpool, resnet_stem_pool) {
     check(9, 130, 2, 2, 2, 2, 0, 0, 1);
     check(7, 65, 3, 3, 1, 1, 1, 1, 1);
 }
+
+/* The generic pooling (here DenseNet's transition: average 2x2, stride 2)
+ * over threads: every output the mean of its window, computed by hand
+ * (the inputs are small integers, so the float mean is exact), at 1, 2
+ * and 3 threads; and max pooling with indices (the generic path too). */
+Test(pool_nd, average_and_indices_over_threads) {
+    int64_t nc = 128, h = 28, w = 28, oh = 14, ow = 14;
+    float *x = malloc((size_t)(nc * h * w) * sizeof(float)), *y = malloc((size_t)(nc * oh * ow) * sizeof(float));
+    int64_t *yi = malloc((size_t)(nc * oh * ow) * sizeof(int64_t));
+    for (int64_t i = 0; i < nc * h * w; i++) x[i] = (float)(int)(next() % 17) - 8.0f;
+    rk_pool *pool = NULL;
+    cr_assert_eq(rk_pool_new(3, &pool), 0);
+    for (int op = 0; op < 2; op++)
+        for (int nt = 1; nt <= 3; nt++) {
+            rk_ctx c = {nt, nt > 1 ? pool : NULL, NULL, 0};
+            rk_pool_nd_params p;
+            memset(&p, 0, sizeof p);
+            p.dtype = RLX_F32, p.op = op, p.nc = nc, p.has_indices = op == 0;
+            p.in_dims[0] = 1, p.in_dims[1] = h, p.in_dims[2] = w;
+            p.out_dims[0] = 1, p.out_dims[1] = oh, p.out_dims[2] = ow;
+            p.k[0] = 1, p.k[1] = 2, p.k[2] = 2;
+            p.s[0] = 1, p.s[1] = 2, p.s[2] = 2;
+            p.d[0] = p.d[1] = p.d[2] = 1;
+            memset(y, 0xff, (size_t)(nc * oh * ow) * sizeof(float));
+            cr_assert_eq(rk_pool_nd(&c, &p, (const void *const[]){x}, (void *const[]){y, yi}), RLX_OK);
+            int64_t bad = 0;
+            for (int64_t q = 0; q < nc; q++)
+                for (int64_t oy = 0; oy < oh; oy++)
+                    for (int64_t ox = 0; ox < ow; ox++) {
+                        const float *t = x + (q * h + 2 * oy) * w + 2 * ox;
+                        int64_t o = (q * oh + oy) * ow + ox;
+                        if (op == 1) {
+                            bad += y[o] != (t[0] + t[1] + t[w] + t[w + 1]) / 4.0f;
+                        } else {
+                            /* the first of the window's maxima, rows then columns */
+                            int64_t at = 0;
+                            const int64_t off[4] = {0, 1, w, w + 1};
+                            for (int k = 1; k < 4; k++)
+                                if (t[off[k]] > t[off[at]]) at = k;
+                            int64_t flat = q * h * w + (2 * oy + (at >= 2)) * w + 2 * ox + at % 2;
+                            bad += y[o] != t[off[at]] || yi[o] != flat;
+                        }
+                    }
+            cr_expect_eq(bad, 0, "op %d, %d threads: %lld outputs wrong", op, nt, (long long)bad);
+        }
+    rk_pool_free(pool);
+    free(x), free(y), free(yi);
+}
