@@ -82,14 +82,13 @@ static int64_t count_elems(int64_t rank, const int64_t *dims) {
 
 /* ---- data movement ---- */
 
-/* Transpose and slice (and rk_strided_copy below, by the same thresholds):
+/* Transpose and slice (and rk_strided_copy below, by the same threshold):
  * out row r (of `row` elements, rows in the order of
  * the odometer over dims[0..rank-1)) is the strided run at src element
  * base + sum idx[a] * stride[a], element stride stride[rank-1]. Large
  * copies are split in runs of rows over the model's threads (rk_take); a
  * copy's bytes do not depend on who makes them. */
 enum { GATHER_RUNS = 4 };
-#define GATHER_THREAD_MIN ((int64_t)1 << 17)   /* bytes below which one thread does it all */
 
 typedef struct {
     const uint8_t *src;
@@ -128,8 +127,7 @@ static void gather_task(void *arg, int tid) {
 
 /* n output elements (n > 0, rank >= 1) */
 static void gather(rk_ctx *ctx, Gather *G, int64_t n) {
-    G->rows = n / G->row;
-    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && n * (int64_t)G->esize >= GATHER_THREAD_MIN ? ctx->nthreads : 1;
+    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && n * (int64_t)G->esize >= RK_COPY_THREAD_MIN ? ctx->nthreads : 1;
     if (nt > G->rows) nt = G->rows;
     if (nt <= 1) {
         gather_rows(G, 0, G->rows);
@@ -179,14 +177,33 @@ static void strided_copy_task(void *arg, int tid) {
     }
 }
 
-int rk_strided_copy(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
-    const rk_strided_copy_params *p = params;
+/* -1: S is set up, RLX_OK: nothing to copy, else the error */
+static int strided_copy_init(const rk_strided_copy_params *p, const void *const *in, void *const *out, StridedCopy *S) {
     if (p->rows < 0 || p->row_bytes < 0 || p->src_off < 0 || p->dst_off < 0) return RLX_E_ARG;
     if (!p->rows || !p->row_bytes) return RLX_OK;
-    StridedCopy S = {p, (const uint8_t *)in[0] + p->src_off, (uint8_t *)out[0] + p->dst_off,
+    StridedCopy s = {p, (const uint8_t *)in[0] + p->src_off, (uint8_t *)out[0] + p->dst_off,
                      (p->row_bytes + COPY_CHUNK - 1) / COPY_CHUNK, 0, 1, NULL};
-    S.units = p->rows * S.per_row;
-    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && p->rows * p->row_bytes >= GATHER_THREAD_MIN ? ctx->nthreads : 1;
+    s.units = p->rows * s.per_row;
+    *S = s;
+    return -1;
+}
+
+int rk_strided_copy_serial(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    StridedCopy S;
+    memset(&S, 0, sizeof S);
+    int st = strided_copy_init(params, in, out, &S);
+    (void)ctx;
+    if (st < 0) strided_copy_units(&S, 0, S.units);
+    return st < 0 ? RLX_OK : st;
+}
+
+int rk_strided_copy(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_strided_copy_params *p = params;
+    StridedCopy S;
+    memset(&S, 0, sizeof S);
+    int st = strided_copy_init(p, in, out, &S);
+    if (st >= 0) return st;
+    int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && p->rows * p->row_bytes >= RK_COPY_THREAD_MIN ? ctx->nthreads : 1;
     if (nt > S.units) nt = S.units;
     if (nt <= 1) {
         strided_copy_units(&S, 0, S.units);
@@ -199,8 +216,10 @@ int rk_strided_copy(rk_ctx *ctx, const void *params, const void *const *in, void
     return RLX_OK;
 }
 
-int rk_transpose(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
-    const rk_transpose_params *p = params;
+/* -1: G is set up (n elements), RLX_OK: done (nothing or one element),
+ * else the error. out_dims and stride: G's arrays, the caller's. */
+static int transpose_init(const rk_transpose_params *p, const void *const *in, void *const *out, Gather *G,
+                          int64_t *out_dims, int64_t *src_stride, int64_t *count) {
     if (p->esize <= 0 || bad_rank(p->rank)) return RLX_E_ARG;
     int64_t rank = p->rank, n = count_elems(rank, p->dims);
     if (n < 0) return RLX_E_ARG;
@@ -210,7 +229,7 @@ int rk_transpose(rk_ctx *ctx, const void *params, const void *const *in, void *c
         return RLX_OK;
     }
     int seen = 0;
-    int64_t in_stride[RK_MAX_RANK], out_dims[RK_MAX_RANK], src_stride[RK_MAX_RANK];
+    int64_t in_stride[RK_MAX_RANK];
     in_stride[rank - 1] = 1;
     for (int64_t a = rank - 2; a >= 0; a--) in_stride[a] = in_stride[a + 1] * p->dims[a + 1];
     for (int64_t a = 0; a < rank; a++) {
@@ -221,13 +240,34 @@ int rk_transpose(rk_ctx *ctx, const void *params, const void *const *in, void *c
         src_stride[a] = in_stride[q];
     }
     if (n == 0) return RLX_OK;
-    Gather G = {in[0], out[0], rank, 0, out_dims[rank - 1], 0, out_dims, src_stride, esize, 1, NULL};
-    gather(ctx, &G, n);
-    return RLX_OK;
+    Gather g = {in[0], out[0], rank, 0, out_dims[rank - 1], n / out_dims[rank - 1], out_dims, src_stride, esize, 1, NULL};
+    *G = g;
+    *count = n;
+    return -1;
 }
 
-int rk_slice(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
-    const rk_slice_params *p = params;
+int rk_transpose_serial(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    Gather G;
+    memset(&G, 0, sizeof G);
+    int64_t out_dims[RK_MAX_RANK], src_stride[RK_MAX_RANK], n;
+    int st = transpose_init(params, in, out, &G, out_dims, src_stride, &n);
+    (void)ctx;
+    if (st < 0) gather_rows(&G, 0, G.rows);
+    return st < 0 ? RLX_OK : st;
+}
+
+int rk_transpose(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    Gather G;
+    memset(&G, 0, sizeof G);
+    int64_t out_dims[RK_MAX_RANK], src_stride[RK_MAX_RANK], n;
+    int st = transpose_init(params, in, out, &G, out_dims, src_stride, &n);
+    if (st < 0) gather(ctx, &G, n);
+    return st < 0 ? RLX_OK : st;
+}
+
+/* As transpose_init; step_stride: G's, the caller's. */
+static int slice_init(const rk_slice_params *p, const void *const *in, void *const *out, Gather *G,
+                      int64_t *step_stride, int64_t *count) {
     if (p->esize <= 0 || bad_rank(p->rank)) return RLX_E_ARG;
     int64_t rank = p->rank, n = count_elems(rank, p->out_dims);
     if (n < 0 || count_elems(rank, p->in_dims) < 0) return RLX_E_ARG;
@@ -237,7 +277,7 @@ int rk_slice(rk_ctx *ctx, const void *params, const void *const *in, void *const
         copy_elem(out[0], in[0], esize);
         return RLX_OK;
     }
-    int64_t in_stride[RK_MAX_RANK], step_stride[RK_MAX_RANK], base = 0;
+    int64_t in_stride[RK_MAX_RANK], base = 0;
     in_stride[rank - 1] = 1;
     for (int64_t a = rank - 2; a >= 0; a--) in_stride[a] = in_stride[a + 1] * p->in_dims[a + 1];
     for (int64_t a = 0; a < rank; a++) {
@@ -257,9 +297,30 @@ int rk_slice(rk_ctx *ctx, const void *params, const void *const *in, void *const
         base += first * in_stride[a];
         step_stride[a] = step * in_stride[a];
     }
-    Gather G = {in[0], out[0], rank, base, p->out_dims[rank - 1], 0, p->out_dims, step_stride, esize, 1, NULL};
-    gather(ctx, &G, n);
-    return RLX_OK;
+    Gather g = {in[0], out[0], rank, base, p->out_dims[rank - 1], n / p->out_dims[rank - 1], p->out_dims, step_stride,
+                esize, 1, NULL};
+    *G = g;
+    *count = n;
+    return -1;
+}
+
+int rk_slice_serial(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    Gather G;
+    memset(&G, 0, sizeof G);
+    int64_t step_stride[RK_MAX_RANK], n;
+    int st = slice_init(params, in, out, &G, step_stride, &n);
+    (void)ctx;
+    if (st < 0) gather_rows(&G, 0, G.rows);
+    return st < 0 ? RLX_OK : st;
+}
+
+int rk_slice(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    Gather G;
+    memset(&G, 0, sizeof G);
+    int64_t step_stride[RK_MAX_RANK], n;
+    int st = slice_init(params, in, out, &G, step_stride, &n);
+    if (st < 0) gather(ctx, &G, n);
+    return st < 0 ? RLX_OK : st;
 }
 
 int rk_gather(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {

@@ -218,6 +218,11 @@ typedef struct rk_ctx {
     size_t scratch_per_thread;
 } rk_ctx;
 
+/* Copies (transpose, slice, strided copy) of this many bytes or more are
+ * split over the model's threads; rlxc calls the _serial entries of smaller
+ * ones, so a model with only small copies does not link the thread pool. */
+#define RK_COPY_THREAD_MIN ((int64_t)1 << 17)
+
 /* An elementwise region of generated code over its outer loop's [lo, hi). */
 typedef void (*rk_region_fn)(uint8_t *A, const uint8_t *W, int64_t lo, int64_t hi);
 /* Runs fn over [0, n): on ctx's threads, in runs of the outer loop, where

@@ -234,6 +234,23 @@ void *rlx_c_select(RlxGraph *g, const RlxPlan *plan, RlxThunkList *tl) {
             t->scratch = (int64_t)rk_rnn_f32_scratch(cell, seq, batch, input, hidden);
             break;
         }
+        case RLX_K_transpose: case RLX_K_slice: case RLX_K_strided_copy: {
+            /* copies too small to split over threads: the entry without the pool */
+            int64_t bytes;
+            if (t->kind == RLX_K_strided_copy) {
+                bytes = rlx_tk_get_i(t, "rows") * rlx_tk_get_i(t, "row_bytes");
+            } else {
+                int64_t dims[RLX_MAX_RANK];
+                rlx_tk_get_a(t, t->kind == RLX_K_transpose ? "dims" : "out_dims", dims);
+                bytes = rlx_tk_get_i(t, "esize");
+                for (int64_t a = 0; a < rlx_tk_get_i(t, "rank"); a++) bytes *= dims[a];
+            }
+            if (bytes < RK_COPY_THREAD_MIN)
+                t->impl = t->kind == RLX_K_transpose ? RLX_KI_transpose_serial
+                        : t->kind == RLX_K_slice     ? RLX_KI_slice_serial
+                                                     : RLX_KI_strided_copy_serial;
+            break;
+        }
         case RLX_K_dft: t->scratch = (int64_t)rk_dft_scratch(rlx_tk_get_i(t, "n")); break;
         case RLX_K_stft: t->scratch = (int64_t)rk_dft_scratch(rlx_tk_get_i(t, "flen")); break;
         case RLX_K_det: {

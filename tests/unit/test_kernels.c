@@ -599,3 +599,31 @@ Test(kernels, argmax) {
     cr_assert_eq(rk_argminmax(&ctx, &r, IN(z), OUT(y)), 0);
     expect_i64(y, (int64_t[]){2, 1}, 2);
 }
+
+/* The _serial entries (what rlxc calls for copies below
+ * RK_COPY_THREAD_MIN) give the general ones' bytes and refuse the same
+ * bad params. */
+Test(kernels, serial_copy_entries_match) {
+    float x[2 * 3 * 4], a[2 * 3 * 4], b[2 * 3 * 4];
+    for (int i = 0; i < 24; i++) x[i] = (float)i * 0.5f;
+    rk_transpose_params t = {.esize = 4, .rank = 3, .dims = {2, 3, 4}, .perm = {2, 0, 1}};
+    cr_assert_eq(rk_transpose(&ctx, &t, IN(x), OUT(a)), 0);
+    cr_assert_eq(rk_transpose_serial(&ctx, &t, IN(x), OUT(b)), 0);
+    cr_expect(memcmp(a, b, sizeof a) == 0, "transpose_serial differs");
+    rk_slice_params s = {.esize = 4, .rank = 2, .in_dims = {6, 4}, .out_dims = {3, 2}, .starts = {5, 1}, .steps = {-2, 2}};
+    cr_assert_eq(rk_slice(&ctx, &s, IN(x), OUT(a)), 0);
+    cr_assert_eq(rk_slice_serial(&ctx, &s, IN(x), OUT(b)), 0);
+    cr_expect(memcmp(a, b, 6 * sizeof(float)) == 0, "slice_serial differs");
+    rk_strided_copy_params c = {.rows = 3, .row_bytes = 8, .src_stride = 16, .dst_stride = 12, .src_off = 4};
+    memset(a, 0, sizeof a), memset(b, 0, sizeof b);
+    cr_assert_eq(rk_strided_copy(&ctx, &c, IN(x), OUT(a)), 0);
+    cr_assert_eq(rk_strided_copy_serial(&ctx, &c, IN(x), OUT(b)), 0);
+    cr_expect(memcmp(a, b, sizeof a) == 0, "strided_copy_serial differs");
+    cr_expect(a[0] == x[1] && a[1] == x[2] && a[3] == x[5] && a[6] == x[9], "strided copy by hand");
+    rk_transpose_params bad = {.esize = 4, .rank = 2, .dims = {2, 2}, .perm = {0, 0}};
+    cr_expect_eq(rk_transpose_serial(&ctx, &bad, IN(x), OUT(a)), RLX_E_ARG);
+    rk_slice_params bads = {.esize = 4, .rank = 1, .in_dims = {10}, .out_dims = {4}, .starts = {8}, .steps = {-3}};
+    cr_expect_eq(rk_slice_serial(&ctx, &bads, IN(x), OUT(a)), RLX_E_ARG);
+    rk_strided_copy_params badc = {.rows = -1, .row_bytes = 8};
+    cr_expect_eq(rk_strided_copy_serial(&ctx, &badc, IN(x), OUT(a)), RLX_E_ARG);
+}
