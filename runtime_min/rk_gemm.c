@@ -565,6 +565,12 @@ RK_INLINE __m512 ep_apply512(const tile_ep *e, int i, int j, __m512 y) {
 
 #if RK_GEMM_AVX2
 
+/* The AVX2 tiles' rows with their sums, for each store sequence: S(row,
+ * low 8 columns, high 8) of the 6 x 16 tile, S(row, sums) of the tall one. */
+#define RK_TILE_ROWS(S) S(0, c00, c01) S(1, c10, c11) S(2, c20, c21) S(3, c30, c31) S(4, c40, c41) S(5, c50, c51)
+#define RK_TALL_ROWS(S) \
+    S(0, x0) S(1, x1) S(2, x2) S(3, x3) S(4, x4) S(5, x5) S(6, y0) S(7, y1) S(8, y2) S(9, y3) S(10, y4) S(11, y5)
+
 /* rows: 1..MR, nv: 1 or 2 vectors of 8 columns; constants after inlining. */
 RK_INLINE void kernel_avx2(int rows, int nv, int64_t kc, const float *a, const float *b, int64_t brs, float *c,
                            int64_t ldc, float alpha, float beta, int read_c, const tile_ep *ep) {
@@ -596,12 +602,7 @@ RK_INLINE void kernel_avx2(int rows, int nv, int64_t kc, const float *a, const f
             _mm256_storeu_ps(c + i * ldc, lo);              \
             if (nv > 1) _mm256_storeu_ps(c + i * ldc + 8, hi); \
         }
-        RK_STORE(0, c00, c01)
-        RK_STORE(1, c10, c11)
-        RK_STORE(2, c20, c21)
-        RK_STORE(3, c30, c31)
-        RK_STORE(4, c40, c41)
-        RK_STORE(5, c50, c51)
+        RK_TILE_ROWS(RK_STORE)
 #undef RK_STORE
         return;
     }
@@ -617,12 +618,7 @@ RK_INLINE void kernel_avx2(int rows, int nv, int64_t kc, const float *a, const f
             _mm256_storeu_ps(ci, ep_act256(_mm256_add_ps(lo, bi), act, vlo, vhi));               \
             if (nv > 1) _mm256_storeu_ps(ci + 8, ep_act256(_mm256_add_ps(hi, bi), act, vlo, vhi)); \
         }
-        RK_STORE(0, c00, c01)
-        RK_STORE(1, c10, c11)
-        RK_STORE(2, c20, c21)
-        RK_STORE(3, c30, c31)
-        RK_STORE(4, c40, c41)
-        RK_STORE(5, c50, c51)
+        RK_TILE_ROWS(RK_STORE)
 #undef RK_STORE
         return;
     }
@@ -641,12 +637,7 @@ RK_INLINE void kernel_avx2(int rows, int nv, int64_t kc, const float *a, const f
             _mm256_storeu_ps(ci + 8, r1);                                                \
         }                                                                                \
     }
-    RK_STORE(0, c00, c01)
-    RK_STORE(1, c10, c11)
-    RK_STORE(2, c20, c21)
-    RK_STORE(3, c30, c31)
-    RK_STORE(4, c40, c41)
-    RK_STORE(5, c50, c51)
+    RK_TILE_ROWS(RK_STORE)
 #undef RK_STORE
 }
 
@@ -678,18 +669,7 @@ RK_INLINE void kernel_avx2_tall(int rows2, int64_t kc, const float *a0, const fl
     if (store_plain(ep, read_c, alpha)) {
 #define RK_STORE1(i, acc) \
         if (i < MR + rows2) _mm256_storeu_ps(c + i * ldc, acc);
-        RK_STORE1(0, x0)
-        RK_STORE1(1, x1)
-        RK_STORE1(2, x2)
-        RK_STORE1(3, x3)
-        RK_STORE1(4, x4)
-        RK_STORE1(5, x5)
-        RK_STORE1(6, y0)
-        RK_STORE1(7, y1)
-        RK_STORE1(8, y2)
-        RK_STORE1(9, y3)
-        RK_STORE1(10, y4)
-        RK_STORE1(11, y5)
+        RK_TALL_ROWS(RK_STORE1)
 #undef RK_STORE1
         return;
     }
@@ -701,18 +681,7 @@ RK_INLINE void kernel_avx2_tall(int rows2, int64_t kc, const float *a0, const fl
 #define RK_STORE1(i, acc)                                                                        \
         if (i < MR + rows2)                                                                      \
             _mm256_storeu_ps(c + i * ldc, ep_act256(_mm256_add_ps(acc, _mm256_set1_ps(bl[i])), act, vlo, vhi));
-        RK_STORE1(0, x0)
-        RK_STORE1(1, x1)
-        RK_STORE1(2, x2)
-        RK_STORE1(3, x3)
-        RK_STORE1(4, x4)
-        RK_STORE1(5, x5)
-        RK_STORE1(6, y0)
-        RK_STORE1(7, y1)
-        RK_STORE1(8, y2)
-        RK_STORE1(9, y3)
-        RK_STORE1(10, y4)
-        RK_STORE1(11, y5)
+        RK_TALL_ROWS(RK_STORE1)
 #undef RK_STORE1
         return;
     }
@@ -725,18 +694,7 @@ RK_INLINE void kernel_avx2_tall(int rows2, int64_t kc, const float *a0, const fl
         if (ep) r0 = ep_apply256(ep, i, 0, r0);                                          \
         _mm256_storeu_ps(ci, r0);                                                        \
     }
-    RK_STORE1(0, x0)
-    RK_STORE1(1, x1)
-    RK_STORE1(2, x2)
-    RK_STORE1(3, x3)
-    RK_STORE1(4, x4)
-    RK_STORE1(5, x5)
-    RK_STORE1(6, y0)
-    RK_STORE1(7, y1)
-    RK_STORE1(8, y2)
-    RK_STORE1(9, y3)
-    RK_STORE1(10, y4)
-    RK_STORE1(11, y5)
+    RK_TALL_ROWS(RK_STORE1)
 #undef RK_STORE1
 }
 
