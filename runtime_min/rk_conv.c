@@ -434,6 +434,57 @@ static int maxpool2d_f32(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x
  * bits), the sums are independent chains, not one chain of n adds (a
  * 56x56 plane's 3136 dependent adds were most of an SE block's pool). */
 enum { GAP_LANES = 64 };
+#if defined(__AVX2__)
+/* The same sums in vectors: the 64 lanes as 4 (AVX-512) or 8 (AVX2)
+ * vectors, the tail by masked loads, then the halves. A lane past the tail
+ * adds +0, which leaves its sum unchanged (a sum that begins at +0 is never
+ * -0), so the bits are the plain loops'. Those left a small plane (7x7:
+ * all tail) to scalar code: an SE block's pool of 960 such planes took
+ * 26 us, 5x ONNX Runtime's. */
+#if defined(__AVX512F__)
+#define GAP_W 16
+#define GAP_V __m512
+#define GAP_ZERO() _mm512_setzero_ps()
+#define GAP_ADD(a, b) _mm512_add_ps(a, b)
+#define GAP_LOAD(p) _mm512_loadu_ps(p)
+#define GAP_LOADN(p, t) _mm512_maskz_loadu_ps((__mmask16)((t) >= 16 ? 0xffff : (t) <= 0 ? 0 : (1u << (t)) - 1), p)
+#else
+#define GAP_W 8
+#define GAP_V __m256
+#define GAP_ZERO() _mm256_setzero_ps()
+#define GAP_ADD(a, b) _mm256_add_ps(a, b)
+#define GAP_LOAD(p) _mm256_loadu_ps(p)
+#define GAP_LOADN(p, t) _mm256_maskload_ps(p, rk_v8_lanes(t))
+#endif
+static float plane_sum(const float *x, int64_t n) {
+    enum { NV = GAP_LANES / GAP_W };
+    GAP_V acc[NV];
+    for (int v = 0; v < NV; v++) acc[v] = GAP_ZERO();
+    int64_t i = 0;
+    for (; i + GAP_LANES <= n; i += GAP_LANES)
+        for (int v = 0; v < NV; v++) acc[v] = GAP_ADD(acc[v], GAP_LOAD(x + i + v * GAP_W));
+    if (i < n)
+        for (int v = 0; v < NV && i + v * GAP_W < n; v++)
+            acc[v] = GAP_ADD(acc[v], GAP_LOADN(x + i + v * GAP_W, n - i - v * GAP_W));
+    for (int half = NV / 2; half > 0; half /= 2)
+        for (int v = 0; v < half; v++) acc[v] = GAP_ADD(acc[v], acc[v + half]);
+#if defined(__AVX512F__)
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(acc[0]), _mm512_extractf32x8_ps(acc[0], 1));
+#else
+    __m256 h = acc[0];
+#endif
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
+    return _mm_cvtss_f32(q);
+}
+#undef GAP_W
+#undef GAP_V
+#undef GAP_ZERO
+#undef GAP_ADD
+#undef GAP_LOAD
+#undef GAP_LOADN
+#else
 static float plane_sum(const float *x, int64_t n) {
     float acc[GAP_LANES];
     for (int l = 0; l < GAP_LANES; l++) acc[l] = 0.0f;
@@ -445,6 +496,7 @@ static float plane_sum(const float *x, int64_t n) {
         for (int l = 0; l < half; l++) acc[l] += acc[l + half];
     return acc[0];
 }
+#endif
 
 static void global_avg_task(void *arg, int tid) {
     const PoolF32 *M = arg;

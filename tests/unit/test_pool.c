@@ -145,3 +145,54 @@ Test(pool_nd, average_and_indices_over_threads) {
     rk_pool_free(pool);
     free(x), free(y), free(yi);
 }
+
+/* Global average pooling of f32 planes: each plane's sum in 64 running
+ * sums (element i into sum i mod 64), the sums added pairwise by halves,
+ * divided by the plane's size (rk_conv.c plane_sum). Every instruction set
+ * must give exactly those bits: planes of 1 to 200 elements (all tail, one
+ * block and a tail, several blocks) and 3136 (56x56), starting anywhere,
+ * with random values, and with NaN and infinities, which must come out as
+ * the definition's. The mean is also within a few ulp of a sum in double
+ * (an independent check of the definition itself). */
+static float gap_definition(const float *x, int64_t n) {
+    float acc[64] = {0};
+    for (int64_t i = 0; i < n; i++) acc[i % 64] += x[i];
+    for (int half = 32; half > 0; half /= 2)
+        for (int l = 0; l < half; l++) acc[l] += acc[l + half];
+    return acc[0] / (float)n;
+}
+
+Test(pool_nd, global_average_bits) {
+    int64_t sizes[202];
+    for (int i = 0; i < 200; i++) sizes[i] = i + 1;
+    sizes[200] = 3136, sizes[201] = 49 * 7;
+    for (int s = 0; s < 202; s++)
+        for (int specials = 0; specials < 2; specials++) {
+            int64_t n = sizes[s], nc = 5, off = s % 3;
+            float *buf = malloc((size_t)(nc * n + off) * sizeof(float)), *x = buf + off, y[5];
+            for (int64_t i = 0; i < nc * n; i++)
+                x[i] = specials && next() % 97 == 0 ? (next() % 3 == 0 ? nan_with(next()) : next() % 2 ? INFINITY : -INFINITY)
+                                                    : ((float)(next() % 20001) - 10000.0f) / 7.0f;
+            rk_pool_nd_params p;
+            memset(&p, 0, sizeof p);
+            p.dtype = RLX_F32, p.op = 1, p.nc = nc;
+            p.in_dims[0] = 1, p.in_dims[1] = 1, p.in_dims[2] = n;
+            p.out_dims[0] = p.out_dims[1] = p.out_dims[2] = 1;
+            p.k[0] = 1, p.k[1] = 1, p.k[2] = n;
+            p.s[0] = p.s[1] = p.s[2] = 1;
+            p.d[0] = p.d[1] = p.d[2] = 1;
+            cr_assert_eq(rk_pool_nd(NULL, &p, (const void *const[]){x}, OUT(y)), RLX_OK);
+            for (int64_t c = 0; c < nc; c++) {
+                float want = gap_definition(x + c * n, n);
+                cr_assert(bits(want) == bits(y[c]) || (isnan(want) && isnan(y[c])),
+                          "plane of %ld, channel %ld: got %a want %a", (long)n, (long)c, y[c], want);
+                if (!specials) {
+                    double sum = 0.0, mag = 0.0;
+                    for (int64_t i = 0; i < n; i++) sum += x[c * n + i], mag += fabs(x[c * n + i]);
+                    cr_assert(fabs(y[c] - sum / (double)n) <= 1e-6 * mag / (double)n + 1e-30,
+                              "plane of %ld: %g against %g in double", (long)n, y[c], sum / (double)n);
+                }
+            }
+            free(buf);
+        }
+}
