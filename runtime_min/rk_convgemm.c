@@ -1285,8 +1285,22 @@ static inline void turn16(__m512 r[16]) {
  * product in the same order, so the bits are those of the upright GEMM and
  * its fused epilogue (epilogue_run: y + bias + res, or y + bias where the
  * bias is not 0, then the activation). g holds the upright arguments. */
-static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, void *gscratch) {
+/* gemm_transposed's epilogue of output channels [m0, m1), whose rows are
+ * written: epilogue_run's arithmetic, the bias and residual per row, then
+ * the activation over the rows as one run where they are contiguous (a 1x1
+ * plane's rows are one float each: an SE block's sigmoid over 1152 of them
+ * one call per channel took 8x the product's time). */
+static void transposed_epilogue(const Conv *C, const rk_sgemm_args *g, int64_t m0, int64_t m1, int64_t cols) {
     const rk_conv2d_f32_params *p = C->p;
+    float lo = (float)p->act_a, hi = (float)p->act_b;
+    int one_run = g->ldc == cols;
+    for (int64_t i = m0; i < m1; i++)
+        epilogue_run(g->c + i * g->ldc, cols, g->bias ? g->bias[i] : 0.0f, g->res ? g->res + i * g->ldres : NULL,
+                     one_run ? RS_ACT_NONE : p->act, lo, hi);
+    if (one_run && m1 > m0) epilogue_run(g->c + m0 * g->ldc, (m1 - m0) * cols, 0.0f, NULL, p->act, lo, hi);
+}
+
+static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, void *gscratch) {
     int64_t cols = g->n, ocg = g->m;
     float *t = rk_align64f(gscratch);
     void *tscratch = t + align16f(cols * ocg);
@@ -1306,8 +1320,9 @@ static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, v
     if (C->msplit == 1) rk_sgemm_ex(&h, tscratch, 1, NULL, NULL);
     else rk_sgemm_cols(&h, m0, m1, tscratch);
     int64_t m = m0;
-    float lo = (float)p->act_a, hi = (float)p->act_b;
 #if defined(__AVX512F__)
+    const rk_conv2d_f32_params *p = C->p;
+    float lo = (float)p->act_a, hi = (float)p->act_b;
     /* 16 x 16 blocks turned in registers, the epilogue on each turned row
      * (dw_finish: epilogue_run's arithmetic) before its one store */
     int vec_ep = p->act == RS_ACT_NONE || p->act == RS_ACT_RELU || p->act == RS_ACT_CLIP;
@@ -1326,10 +1341,7 @@ static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, v
                 _mm512_mask_storeu_ps(g->c + (m + i) * g->ldc + j0, out, v);
             }
         }
-        if (!vec_ep)
-            for (int64_t i = m; i < m + 16; i++)
-                epilogue_run(g->c + i * g->ldc, cols, g->bias ? g->bias[i] : 0.0f,
-                             g->res ? g->res + i * g->ldres : NULL, p->act, lo, hi);
+        if (!vec_ep) transposed_epilogue(C, g, m, m + 16, cols);
     }
 #elif CONV_SIMD
     /* 8 x 8 blocks turned in registers (column reads ocg floats apart were
@@ -1342,17 +1354,16 @@ static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, v
             dw_tr8(r);
             for (int i = 0; i < 8; i++) DL_STORE_N(nj, g->c + (m + i) * g->ldc + j0, r[i]);
         }
-        for (int64_t i = m; i < m + 8; i++)
-            epilogue_run(g->c + i * g->ldc, cols, g->bias ? g->bias[i] : 0.0f, g->res ? g->res + i * g->ldres : NULL,
-                         p->act, lo, hi);
+        transposed_epilogue(C, g, m, m + 8, cols);
     }
 #endif
+    int64_t rest = m;
     for (; m < m1; m++) {
         float *yrow = g->c + m * g->ldc;
         const float *tm = t + m;
         for (int64_t j = 0; j < cols; j++) yrow[j] = tm[j * ocg];
-        epilogue_run(yrow, cols, g->bias ? g->bias[m] : 0.0f, g->res ? g->res + m * g->ldres : NULL, p->act, lo, hi);
     }
+    transposed_epilogue(C, g, rest, m1, cols);
 }
 
 

@@ -197,6 +197,19 @@ Test(conv_turned, groups_and_column_blocks) {
     run_case(&k);
 }
 
+Test(conv_turned, squeeze_excitation_rows_of_one) {
+    /* an SE block's second FC: a 1x1 plane, 1152 = 72 x 16 output channels
+     * and 200 (a ragged last tile), the sigmoid over all of them as one run;
+     * a batch of 2 (the output's rows are one image's channels); and a plane
+     * in column blocks (rows not contiguous: the activation row by row) */
+    Case k = {.n = 1, .c = 48, .h = 1, .w = 1, .oc = 1152, .k = 1, .s = 1, .bias = 1, .act = RS_ACT_SIGMOID};
+    run_case(&k);
+    Case r = {.n = 2, .c = 24, .h = 1, .w = 1, .oc = 200, .k = 1, .s = 1, .bias = 1, .res = 1, .act = RS_ACT_SILU};
+    run_case(&r);
+    Case b = {.n = 1, .c = 40, .h = 9, .w = 9, .oc = 72, .k = 1, .s = 1, .nblk = 32, .bias = 1, .act = RS_ACT_SILU};
+    run_case(&b);
+}
+
 Test(conv_turned, sgemm_cols_equals_whole) {
     int64_t m = 49, n = 200, k = 300;
     float *a = malloc((size_t)(m * k) * 4), *b = malloc((size_t)(k * n) * 4), *c1 = malloc((size_t)(m * n) * 4),
