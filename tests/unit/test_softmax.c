@@ -91,6 +91,42 @@ Test(softmax, special_values) {
     for (int i = 0; i < 20; i++) cr_expect(isnan(y[i]), "NaN row [%d]: %g", i, (double)y[i]);
 }
 
+/* The row's maximum in vectors must leave every output bit as the fold
+ * rs_max makes in order: zeros of both signs as the maximum, infinities,
+ * at every length from 1 to 70; and a row with NaNs (two, of different
+ * payloads) NaN everywhere. Which payload comes out is not promised: the
+ * last scaling multiplies two NaNs, whose operands a compiler may swap. */
+static float nan_payload(uint32_t p) {
+    uint32_t b = 0x7fc00000u | (p & 0x3fffffu);
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+Test(softmax, maximum_bits) {
+    uint32_t r = 99u;
+    for (int64_t n = 1; n <= 70; n++)
+        for (int kind = 0; kind < 4; kind++) {
+            float x[70], y[70], want[70];
+            for (int64_t i = 0; i < n; i++) {
+                r = r * 1664525u + 1013904223u;
+                x[i] = kind == 1 ? ((r >> 9) % 2 ? 0.0f : -0.0f) - (float)((r >> 12) % 3) : (float)((r >> 8) % 400) / 37.0f - 6.0f;
+            }
+            if (kind == 0) x[(r >> 5) % n] = nan_payload(r >> 3), x[(r >> 11) % n] = nan_payload(r >> 7);
+            if (kind == 2) x[(r >> 5) % n] = INFINITY;
+            if (kind == 3) x[(r >> 5) % n] = -INFINITY;
+            rk_softmax_f32_params p = rows(1, n);
+            cr_assert_eq(rk_softmax_f32(&ctx, &p, IN(x), OUT(y)), RLX_OK);
+            promised(x, want, n);
+            for (int64_t i = 0; i < n && kind == 0; i++) cr_assert(isnan(y[i]), "n %lld [%lld]: %g", (long long)n, (long long)i, (double)y[i]);
+            for (int64_t i = 0; i < n && kind != 0; i++) {
+                uint32_t a, b;
+                memcpy(&a, &y[i], 4), memcpy(&b, &want[i], 4);
+                cr_assert(a == b, "n %lld kind %d [%lld]: %08x, want %08x", (long long)n, kind, (long long)i, a, b);
+            }
+        }
+}
+
 Test(softmax, other_axes_and_log) {
     /* softmax([1, 2, 3]) = [0.09003057, 0.24472847, 0.66524096] along an axis of stride 2 */
     float x[6] = {1, 5, 2, 5, 3, 5}, y[6];
