@@ -53,7 +53,8 @@
 #define rk_softmax_f32 RK_VARIANT(rk_softmax_f32)
 
 /* the helpers these files share (GEMM, convolution and Winograd scratch
- * sizes and packing), and rk_rnn_act_f32, which rlx_isa.c dispatches like a kernel */
+ * sizes and packing), and rk_rnn_act_f32 and rk_rnn_lstm_gates_f32, which
+ * rlx_isa.c dispatches like a kernel */
 #define rk_conv2d_scratch RK_VARIANT(rk_conv2d_scratch)
 #define rk_conv_pwdw_scratch RK_VARIANT(rk_conv_pwdw_scratch)
 #define rk_conv_transpose_scratch RK_VARIANT(rk_conv_transpose_scratch)
@@ -64,6 +65,7 @@
 #define rk_matmul_mixed RK_VARIANT(rk_matmul_mixed)
 #define rk_mixed_scratch RK_VARIANT(rk_mixed_scratch)
 #define rk_rnn_act_f32 RK_VARIANT(rk_rnn_act_f32)
+#define rk_rnn_lstm_gates_f32 RK_VARIANT(rk_rnn_lstm_gates_f32)
 #define rk_sgemm RK_VARIANT(rk_sgemm)
 #define rk_sgemm_cols RK_VARIANT(rk_sgemm_cols)
 #define rk_sgemm_ex RK_VARIANT(rk_sgemm_ex)

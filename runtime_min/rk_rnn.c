@@ -566,6 +566,23 @@ static int rf_lstm_step(Rf *f, int64_t t) {
     return RLX_OK;
 }
 
+/* rf_lstm_step with the gates in one pass (rk_rnn_lstm_gates_f32, the same
+ * bits) where the node has the default activations and no peepholes, clip
+ * or coupled gates. Only the general entry runs it, so the cells' entries
+ * (small models) link neither it nor the vector code it calls. */
+static int rf_lstm_step_fused(Rf *f, int64_t t) {
+    const rk_rnn_f32_params *p = f->p;
+    if (f->P || p->has_clip || p->input_forget || f->af != RS_ACT_SIGMOID || f->ag != RS_ACT_TANH ||
+        f->ah != RS_ACT_TANH)
+        return rf_lstm_step(f, t);
+    int64_t h = f->h;
+    int st = rf_recur(f, f->hs, f->R, 4 * h, f->gh);
+    if (st) return st;
+    for (int64_t b = 0; b < f->batch; b++)
+        rk_rnn_lstm_gates_f32(f->gh + b * 4 * h, rf_gx(f, t, b), f->cs + b * h, f->hs + b * h, rf_y(f, t, b), h);
+    return RLX_OK;
+}
+
 typedef int (*rf_step_fn)(Rf *, int64_t);
 
 /* RNN_SMALL: compiled for size, as its own loops run once per call (the
@@ -636,7 +653,8 @@ static RNN_SMALL int rf_run(rk_ctx *ctx, const void *params, const void *const *
 
 int rk_rnn_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     int64_t cell = ((const rk_rnn_f32_params *)params)->cell;
-    return rf_run(ctx, params, in, out, cell == 0 ? rf_rnn_step : cell == 1 ? rf_gru_step : rf_lstm_step, rf_product);
+    return rf_run(ctx, params, in, out, cell == 0 ? rf_rnn_step : cell == 1 ? rf_gru_step : rf_lstm_step_fused,
+                  rf_product);
 }
 
 /* One cell's entries (rk_kernels.def KI), on the calling thread: a model

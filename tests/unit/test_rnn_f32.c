@@ -10,6 +10,13 @@
  * agree with the general one bit for bit and refuse another cell, and runs
  * on a pool of threads (products split by rows and by columns) with one
  * thread's bits.
+ *
+ * Built also for AVX2 and AVX-512 (Makefile ISA_UNIT): rk_rnn.c is compiled
+ * once and reaches its per-instruction-set parts (the activations, the fused
+ * LSTM gates, the GEMM's few-rows entry) through rlx_isa.c's dispatch, so
+ * those builds force the variant they were compiled for (RLX_ISA) before
+ * the first call, and the general entry's fused gates are checked against
+ * the cell entry's separate passes in that variant.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -19,6 +26,7 @@
 
 #include "rk_gemm.h"
 #include "rk_rnn.h"
+#include "rlx_rt.h"
 #include "rlx_scalar.h"
 
 #define IN(...) ((const void *const[]){__VA_ARGS__})
@@ -29,6 +37,17 @@ typedef struct {
     int64_t seq, batch, input, hidden;
     int threads;   /* > 1: also run on a pool of this many, for the same bits */
 } Case;
+
+#if defined(RK_ISA)
+#include <stdlib.h>
+#define ISA_NAME_(x) #x
+#define ISA_NAME(x) ISA_NAME_(x)
+/* every test process runs the variant this binary was built for */
+__attribute__((constructor)) static void force_isa(void) {
+    setenv("RLX_ISA", ISA_NAME(RK_ISA), 1);
+    if (rlx_isa_init() != RLX_OK) abort();
+}
+#endif
 
 static uint32_t seed = 12345;
 static float rnd(void) {   /* uniform in [-1, 1) */
