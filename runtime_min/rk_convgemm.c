@@ -854,7 +854,7 @@ static void dw_rows(const rk_conv2d_f32_params *p, const float *x, const float *
  * DW_LANES_TAPS taps (with AVX2 this replaced dw_rows, whose per-row
  * epilogue ran the 7- and 14-wide rows of EfficientNet's 5x5 layers lane by
  * lane); one input channel per output channel, no residual, any activation. */
-enum { DW_LANES_IN = 2048, DW_LANES_OUT = 1024, DW_LANES_TAPS = 64 };
+enum { DW_LANES_IN = RK_DWL_IN, DW_LANES_OUT = RK_DWL_OUT, DW_LANES_TAPS = RK_DWL_TAPS };
 
 #if defined(__AVX512F__)
 #define DL 16
@@ -1124,6 +1124,15 @@ static void dw_lanes_back(const float *tout, int64_t n, int64_t nch, int64_t nq,
     for (int c = 0; c < nch; c++) DL_STORE_N(n, y + c * nq, r[c]);
 }
 
+/* wl (taps x DL) and bl (DL) from nch channels' weights (taps each) and
+ * bias (or NULL), zeros in the other lanes */
+static void dw_lanes_weights(const float *w, const float *bias, int64_t nch, int64_t taps, float *wl, float *bl) {
+    for (int c = 0; c < DL; c++) {
+        for (int64_t k = 0; k < taps; k++) wl[k * DL + c] = c < nch ? w[c * taps + k] : 0.0f;
+        bl[c] = c < nch && bias ? bias[c] : 0.0f;
+    }
+}
+
 /* nch (1..DL) channels: planes x (h*w apart), weights w (kh*kw each),
  * bias or NULL, outputs y (oh*ow apart) */
 static void dw_lanes_block(const rk_conv2d_f32_params *p, const float *x, const float *w, const float *bias,
@@ -1135,10 +1144,7 @@ static void dw_lanes_block(const rk_conv2d_f32_params *p, const float *x, const 
     float wl[DW_LANES_TAPS * DL];
     float bl[DL];
     dl_vec r[DL];
-    for (int c = 0; c < DL; c++) {
-        for (int64_t k = 0; k < taps; k++) wl[k * DL + c] = c < nch ? w[c * taps + k] : 0.0f;
-        bl[c] = c < nch && bias ? bias[c] : 0.0f;
-    }
+    dw_lanes_weights(w, bias, nch, taps, wl, bl);
     dl_vec bv = DL_LOAD(bl);
     /* dw_finish adds a channel's bias where it is not 0 (NaN is not 0) */
     dl_bias_mask has_bias = bias ? DL_BIAS_MASK(bv) : DL_NO_BIAS();
@@ -1182,6 +1188,40 @@ static void dw_lanes_block(const rk_conv2d_f32_params *p, const float *x, const 
                 dw_lanes_back(tout + (oy * p->ow + c0) * DL, p->ow - c0 < DL ? p->ow - c0 : DL, nch, nq,
                               y + (oy0 + oy) * p->ow + c0);
     }
+}
+
+/* dw_lanes_block's whole-plane path for nch (1..DL) channels whose input
+ * is in t, positions x channels (the channels ldt floats apart per
+ * position, the first at t): each position's vector of channels is one
+ * load, where dw_lanes_block turns DL planes. */
+static void dw_lanes_from_t(const rk_conv2d_f32_params *p, const float *t, int64_t ldt, const float *w,
+                            const float *bias, float *y, int64_t nch) {
+    const int64_t nq = p->oh * p->ow, taps = p->kh * p->kw;
+    const int64_t hp = dw_span(p->oh, p->sh, p->kh, p->dh), wp = dw_span(p->ow, p->sw, p->kw, p->dw);
+    float tin[(DW_LANES_IN + DW_SLACK) * DL];
+    float tout[DW_LANES_OUT * DL];
+    float wl[DW_LANES_TAPS * DL];
+    float bl[DL];
+    dw_lanes_weights(w, bias, nch, taps, wl, bl);
+    dl_vec bv = DL_LOAD(bl);
+    dl_bias_mask has_bias = bias ? DL_BIAS_MASK(bv) : DL_NO_BIAS();
+    int64_t lo = p->pl < wp ? p->pl : wp, hi = p->pl + p->w < wp ? p->pl + p->w : wp;
+    for (int64_t ry = 0; ry < hp; ry++) {
+        float *dst = tin + ry * wp * DL;
+        int64_t iy = ry - p->pt;
+        if (iy < 0 || iy >= p->h || hi <= lo) {
+            memset(dst, 0, sizeof(float) * (size_t)(wp * DL));
+            continue;
+        }
+        memset(dst, 0, sizeof(float) * (size_t)(lo * DL));
+        const float *src = t + iy * p->w * ldt;
+        for (int64_t c = lo; c < hi; c++) DL_STORE(dst + c * DL, DL_LOAD_N(nch, src + (c - p->pl) * ldt));
+        memset(dst + hi * DL, 0, sizeof(float) * (size_t)((wp - hi) * DL));
+    }
+    memset(tin + hp * wp * DL, 0, sizeof(float) * DW_SLACK * DL);
+    dw_lanes_run(p, tin, wp, p->oh, tout, wl, bv, has_bias);
+    for (int64_t q0 = 0; q0 < nq; q0 += DL)
+        dw_lanes_back(tout + q0 * DL, nq - q0 < DL ? nq - q0 : DL, nch, nq, y + q0);
 }
 #endif
 
@@ -2171,5 +2211,116 @@ int rk_conv_pwdw_f32(rk_ctx *ctx, const void *params, const void *const *in, voi
     D.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
     D.q = &q;
     rk_pool_share(ctx->pool, (int)D.ntasks, pwdw_task, &D);
+    return RLX_OK;
+}
+
+/* ---- conv_pwdw_small_f32: a 1x1 expansion and the depthwise after it, on a small plane ----
+ * On a 14x14 or 7x7 plane the 1x1 runs transposed (y^T = x^T W^T, the
+ * weights as the GEMM's B: conv2d_f32's a_packed 2), which gives its output
+ * positions x channels; conv2d_f32 then turns it into planes, and the
+ * depthwise's lanes kernel turns those planes back into vectors of
+ * channels. Here the product stays in scratch as it is and the depthwise
+ * reads each position's channels with one load (dw_lanes_from_t): neither
+ * turn, and the expanded tensor never reaches the arena. The 1x1's bias and
+ * activation are the GEMM's epilogue on its columns (y + b1[j], then act1:
+ * conv2d_f32's per-row epilogue_run adds a bias only where it is not 0,
+ * and a sum begun at +0 is never -0, so adding a 0 changes nothing), the
+ * depthwise's sums are dw_any_ok's, so the bits are the two kernels'.
+ * Units are (image, run of output channels): the run's columns of the
+ * product (rk_sgemm_cols), then its blocks of DL channels. Builds without
+ * vectors gather each run's planes and call conv2d_f32's depthwise on them. */
+size_t rk_conv_pwdw_small_scratch(int64_t c, int64_t e, int64_t hw) {
+    return (size_t)((align16f(hw * e) + 16 * align16f(hw)) * (int64_t)sizeof(float)) +
+           rk_sgemm_scratch_size(hw, e, c) + 3 * 64;
+}
+
+enum { PWS_RUN = 64 };   /* output channels per unit (a multiple of 16) */
+
+typedef struct {
+    const rk_conv_pwdw_small_f32_params *p;
+    const float *x, *w1, *b1, *w2, *b2;
+    float *y;
+    rk_ctx *ctx;
+    int64_t run, nruns, ntasks;
+    rk_queue *q;
+} PwDwSmall;
+
+static void pwdw_small_task(void *arg, int tid) {
+    const PwDwSmall *D = arg;
+    const rk_conv_pwdw_small_f32_params *p = D->p;
+    int64_t hw = p->h * p->w, ohw = p->oh * p->ow, taps = p->kh * p->kw;
+    uint8_t *scratch = D->ctx->scratch + (size_t)tid * D->ctx->scratch_per_thread;
+    float *t = rk_align64f(scratch), *planes = t + align16f(hw * p->e);
+    void *gscratch = planes + 16 * align16f(hw);
+    /* the depthwise's geometry, as conv2d_f32's (one image) */
+    rk_conv2d_f32_params q;
+    memset(&q, 0, sizeof q);
+    q.n = 1, q.h = p->h, q.w = p->w, q.oh = p->oh, q.ow = p->ow, q.kh = p->kh, q.kw = p->kw;
+    q.sh = p->sh, q.sw = p->sw, q.pt = p->pt, q.pl = p->pl, q.dh = p->dh, q.dw = p->dw, q.has_bias = p->has_b2;
+    q.act = p->act2, q.act_a = p->act2_a, q.act_b = p->act2_b;
+    int64_t cursor = 0, u = -1, u1 = 0;
+    while (rk_next_item(D->q, (int)D->ntasks, tid, RK_RUNS, p->n * D->nruns, &cursor, &u, &u1)) {
+        int64_t img = u / D->nruns, m0 = u % D->nruns * D->run, m1 = m0 + D->run < p->e ? m0 + D->run : p->e;
+        rk_sgemm_args g;
+        memset(&g, 0, sizeof g);
+        g.m = hw, g.n = p->e, g.k = p->c, g.alpha = 1.0f;
+        g.a = D->x + img * p->c * hw, g.lda = hw, g.trans_a = 1;
+        g.packed_b = D->w1, g.c = t, g.ldc = p->e;
+        g.bias = D->b1, g.bias_per_col = 1, g.act = (int)p->act1, g.act_a = (float)p->act1_a, g.act_b = (float)p->act1_b;
+        if (m0 == 0 && m1 == p->e) rk_sgemm_ex(&g, gscratch, 1, NULL, NULL);
+        else rk_sgemm_cols(&g, m0, m1, gscratch);
+        float *yi = D->y + img * p->e * ohw;
+#if CONV_SIMD
+        (void)planes;
+        for (int64_t cb = m0; cb < m1; cb += DL)
+            dw_lanes_from_t(&q, t + cb, p->e, D->w2 + cb * taps, D->b2 ? D->b2 + cb : NULL, yi + cb * ohw,
+                            m1 - cb < DL ? m1 - cb : DL);
+#else
+        for (int64_t cb = m0; cb < m1; cb += 16) {
+            int64_t nch = m1 - cb < 16 ? m1 - cb : 16;
+            for (int64_t ch = 0; ch < nch; ch++)
+                for (int64_t i = 0; i < hw; i++) planes[ch * hw + i] = t[i * p->e + cb + ch];
+            q.c = q.oc = q.group = nch;
+            rk_ctx one = {1, NULL, NULL, 0};
+            const void *in[3] = {planes, D->w2 + cb * taps, D->b2 ? D->b2 + cb : NULL};
+            void *out[1] = {yi + cb * ohw};
+            rk_conv2d_f32(&one, &q, in, out);   /* method 0 on valid params: cannot fail */
+        }
+#endif
+    }
+}
+
+int rk_conv_pwdw_small_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_conv_pwdw_small_f32_params *p = params;
+    if (p->n < 0 || p->c <= 0 || p->e <= 0 || p->act1 < 0 || p->act2 < 0 ||
+        !rk_conv_pwdw_small_ok(p->h, p->w, p->oh, p->ow, p->kh, p->kw, p->sh, p->sw, p->dh, p->dw, p->pt, p->pl) ||
+        !ctx || !ctx->scratch || ctx->scratch_per_thread < rk_conv_pwdw_small_scratch(p->c, p->e, p->h * p->w))
+        return RLX_E_ARG;   /* rlxc checked and planned these */
+    PwDwSmall D;
+    memset(&D, 0, sizeof D);
+    D.p = p;
+    D.ctx = ctx;
+    int next = 0;
+    D.x = in[next++];
+    D.w1 = in[next++];
+    D.b1 = p->has_b1 ? in[next++] : NULL;
+    D.w2 = in[next++];
+    D.b2 = p->has_b2 ? in[next++] : NULL;
+    D.y = out[0];
+    /* one run of all channels on one thread (one GEMM call); with threads,
+     * runs of PWS_RUN channels or fewer, about two per thread */
+    int64_t nt = ctx->nthreads > 1 && ctx->pool ? ctx->nthreads : 1;
+    D.run = p->e;
+    if (nt > 1) {
+        int64_t want = (p->e + 2 * nt - 1) / (2 * nt);
+        want = (want + 15) / 16 * 16;
+        D.run = want < PWS_RUN ? want : PWS_RUN;
+    }
+    D.nruns = (p->e + D.run - 1) / D.run;
+    rk_queue q;
+    int64_t total = p->n * D.nruns;
+    D.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
+    D.q = &q;
+    rk_pool_share(ctx->pool, (int)D.ntasks, pwdw_small_task, &D);
     return RLX_OK;
 }

@@ -430,6 +430,25 @@ size_t rk_conv_pwdw_mixed_scratch(int64_t e, int64_t w, int64_t ow, int64_t sh, 
 /* conv_pwdw_f32: the expanded rows of one band (e channels) and the GEMM's packing. */
 size_t rk_conv_pwdw_scratch(int64_t c, int64_t e, int64_t w, int64_t sh, int64_t rows);
 
+/* The depthwise kernel that takes a vector of channels in its lanes
+ * (rk_convgemm.c) holds a whole padded plane of at most RK_DWL_IN
+ * positions, input and output planes of at most RK_DWL_OUT and kernels of
+ * at most RK_DWL_TAPS taps. conv_pwdw_small_f32 (a 1x1 expansion computed
+ * transposed, then a depthwise convolution on its positions x channels
+ * product) applies to the depthwise convolutions whose plane fits it
+ * whole; rlxc and the kernel share the test. Its scratch per thread: the
+ * product (h w x e), the GEMM's packing, and 16 planes. */
+enum { RK_DWL_IN = 2048, RK_DWL_OUT = 1024, RK_DWL_TAPS = 64 };
+static inline int rk_conv_pwdw_small_ok(int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw,
+                                        int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl) {
+    if (h < 1 || w < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 ||
+        pl < 0 || kh * kw > RK_DWL_TAPS || h * w > RK_DWL_OUT || oh * ow > RK_DWL_OUT)
+        return 0;
+    int64_t hp = (oh - 1) * sh + (kh - 1) * dh + 1, wp = (ow - 1) * sw + (kw - 1) * dw + 1;
+    return hp * wp <= RK_DWL_IN;
+}
+size_t rk_conv_pwdw_small_scratch(int64_t c, int64_t e, int64_t hw);
+
 /* Winograd 3x3 convolution (rk_wino.c): scratch bytes per thread, and the
  * compile-time weight transform (w: oc x c x 3 x 3 -> u, rk_wino_weights_size
  * bytes; tmp: (m+2)^2 * oc * c floats of workspace). */

@@ -313,6 +313,59 @@ static int pwdw_try(RlxGraph *g, int node, const int *nuse) {
     return 1;
 }
 
+/* A depthwise convolution after a transposed 1x1 (rlx_a_packed 2: a small
+ * plane) whose plane the lanes kernel holds whole (rk_conv_pwdw_small_ok):
+ * conv_pwdw_small_f32, which keeps the 1x1's positions x channels product
+ * for the depthwise instead of turning it into planes and back (EfficientNet's
+ * and MobileNetV3's 14x14 and 7x7 blocks). All f32; the depthwise's weights
+ * constant; any kernel, stride, dilation and activations; no residual on
+ * either; the 1x1's output read by the depthwise only. The same rewiring as
+ * pwdw_try, with rlx_pw 2. */
+static int pwdw_small_try(RlxGraph *g, int node, const int *nuse) {
+    RlxNode *b = &g->n[node];
+    if (b->op != RLX_OP_CONV || b->nin < 2 || (b->nin > 3 && b->in[3] >= 0) || rlx_attr_get(b, "rlx_a_packed") ||
+        rlx_attr_get(b, "rlx_wino") || rlx_attr_get(b, "rlx_pw") || !rlx_c_all_f32(g, node))
+        return 0;
+    int ev = b->in[0], an = g->v[ev].producer;
+    const RlxValue *e = &g->v[ev], *y = &g->v[b->out[0]], *w2 = &g->v[b->in[1]];
+    if (an < 0 || e->rank != 4 || !rlx_is_const(g, b->in[1]) || w2->rank != 4 ||
+        rlx_attr_i(b, "group", 1) != e->dims[1] || y->dims[1] != e->dims[1] || w2->dims[0] != e->dims[1] ||
+        w2->dims[1] != 1 || nuse[ev] != 1 || (e->flags & RLX_V_OUTPUT))
+        return 0;
+    RlxWindow win;
+    rlx_conv_geometry(g, node, &win);
+    if (win.nsp != 2 || !rk_conv_pwdw_small_ok(e->dims[2], e->dims[3], y->dims[2], y->dims[3], win.k[0], win.k[1],
+                                               win.s[0], win.s[1], win.d[0], win.d[1], win.pad_begin[0],
+                                               win.pad_begin[1]))
+        return 0;
+    RlxNode *a = &g->n[an];
+    if (a->dead || a->op != RLX_OP_CONV || rlx_attr_i(a, "rlx_a_packed", 0) != 2 || (a->nin > 3 && a->in[3] >= 0) ||
+        rlx_attr_i(a, "group", 1) != 1 || !rlx_c_all_f32(g, an))
+        return 0;
+    const RlxValue *x = &g->v[a->in[0]];
+    RlxWindow aw;
+    rlx_conv_geometry(g, an, &aw);
+    if (x->rank != 4 || aw.nsp != 2 || aw.k[0] != 1 || aw.k[1] != 1 || aw.s[0] != 1 || aw.s[1] != 1 ||
+        aw.pad_begin[0] || aw.pad_begin[1] || x->dims[2] != e->dims[2] || x->dims[3] != e->dims[3])
+        return 0;
+    int *in = rlx_alloc(sizeof(int) * 7);
+    in[0] = a->in[0];
+    in[1] = b->in[1];
+    in[2] = b->nin > 2 ? b->in[2] : -1;
+    in[3] = -1;
+    in[4] = a->in[1];
+    in[5] = a->nin > 2 ? a->in[2] : -1;
+    in[6] = -1;
+    b->in = in;
+    b->nin = 7;
+    rlx_attr_add(g, node, "rlx_pw", RLX_A_INT)->i = 2;
+    rlx_attr_add(g, node, "rlx_pw_act", RLX_A_INT)->i = rlx_attr_i(a, "rlx_act", 0);
+    rlx_attr_add(g, node, "rlx_pw_act_a", RLX_A_FLOAT)->f = rlx_attr_f(a, "rlx_act_a", 0);
+    rlx_attr_add(g, node, "rlx_pw_act_b", RLX_A_FLOAT)->f = rlx_attr_f(a, "rlx_act_b", 0);
+    a->dead = 1;
+    return 1;
+}
+
 static void fuse_pw_dw(RlxGraph *g) {
     int *nuse = rlx_alloc(sizeof(int) * (size_t)(g->nv + 1));
     for (int i = 0; i < g->nn; i++) {
@@ -321,7 +374,7 @@ static void fuse_pw_dw(RlxGraph *g) {
             if (g->n[i].in[j] >= 0) nuse[g->n[i].in[j]]++;
     }
     int fused = 0;
-    for (int s = 0; s < g->norder; s++) fused += pwdw_try(g, g->order[s], nuse);
+    for (int s = 0; s < g->norder; s++) fused += pwdw_try(g, g->order[s], nuse) || pwdw_small_try(g, g->order[s], nuse);
     if (fused) rlx_schedule(g);
 }
 

@@ -148,6 +148,45 @@ static void lower_conv_pwdw(RlxLower *L, int node, const RlxWindow *w) {
     else t->scratch = (int64_t)rk_conv_pwdw_scratch(x->dims[1], y->dims[1], x->dims[3], w->s[0], rows);
 }
 
+/* A depthwise convolution that took over the transposed 1x1 before it
+ * (prepare_c.c pwdw_small_try): inputs x, w2, b2, -, w1 (packed as B), b1. */
+static void lower_conv_pwdw_small(RlxLower *L, int node, const RlxWindow *w) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_conv_pwdw_small_f32, node);
+    int has_b1 = n->in[5] >= 0, has_b2 = n->in[2] >= 0;
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_in(L, t, n->in[4]);
+    if (has_b1) rlx_tk_in(L, t, n->in[5]);
+    rlx_tk_in(L, t, n->in[1]);
+    if (has_b2) rlx_tk_in(L, t, n->in[2]);
+    rlx_tk_out(L, t, n->out[0]);
+    rlx_tk_i(t, "n", x->dims[0]);
+    rlx_tk_i(t, "c", x->dims[1]);
+    rlx_tk_i(t, "h", x->dims[2]);
+    rlx_tk_i(t, "w", x->dims[3]);
+    rlx_tk_i(t, "e", y->dims[1]);
+    rlx_tk_i(t, "has_b1", has_b1);
+    rlx_tk_i(t, "act1", rlx_attr_i(n, "rlx_pw_act", 0));
+    rlx_tk_f(t, "act1_a", rlx_attr_f(n, "rlx_pw_act_a", 0));
+    rlx_tk_f(t, "act1_b", rlx_attr_f(n, "rlx_pw_act_b", 0));
+    rlx_tk_i(t, "oh", y->dims[2]);
+    rlx_tk_i(t, "ow", y->dims[3]);
+    rlx_tk_i(t, "kh", w->k[0]);
+    rlx_tk_i(t, "kw", w->k[1]);
+    rlx_tk_i(t, "sh", w->s[0]);
+    rlx_tk_i(t, "sw", w->s[1]);
+    rlx_tk_i(t, "pt", w->pad_begin[0]);
+    rlx_tk_i(t, "pl", w->pad_begin[1]);
+    rlx_tk_i(t, "dh", w->d[0]);
+    rlx_tk_i(t, "dw", w->d[1]);
+    rlx_tk_i(t, "has_b2", has_b2);
+    rlx_tk_i(t, "act2", rlx_attr_i(n, "rlx_act", 0));
+    rlx_tk_f(t, "act2_a", rlx_attr_f(n, "rlx_act_a", 0));
+    rlx_tk_f(t, "act2_b", rlx_attr_f(n, "rlx_act_b", 0));
+    t->scratch = (int64_t)rk_conv_pwdw_small_scratch(x->dims[1], y->dims[1], x->dims[2] * x->dims[3]);
+}
+
 /* The C target's lowering hook: its own nodes (prepare_c.c); 0 for the rest. */
 int rlx_c_lower(void *vl, int node) {
     RlxLower *L = vl;
@@ -157,6 +196,7 @@ int rlx_c_lower(void *vl, int node) {
     rlx_conv_geometry(L->g, node, &w);
     if (!rlx_value_numel(&L->g->v[n->out[0]])) return 1;
     if (rlx_attr_i(n, "rlx_wino", 0)) lower_conv_wino(L, node, &w);
+    else if (rlx_attr_i(n, "rlx_pw", 0) == 2) lower_conv_pwdw_small(L, node, &w);
     else lower_conv_pwdw(L, node, &w);
     return 1;
 }
