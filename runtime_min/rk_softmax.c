@@ -2,12 +2,13 @@
  * compiled per instruction set (rk_isa.h RK_ISA_FILES) for its rows.
  *
  * A row along a contiguous axis (inner 1, not log: attention's scores)
- * runs softmax_row: the maximum in order (rs_max: a NaN wins), then
+ * runs softmax_row: the maximum (row_max: in vectors, the value rs_max
+ * folded in order gives; in a row with a NaN every output is NaN), then
  * e = exp(x - max) by rlx_vmath.h's exp (rk_v16_exp / rk_v8_exp / rs_fexp:
  * the same bits in every build), kept in y, summed in 16 running sums
  * (element j into sum j % 16, added pairwise at the end: one vector of
  * them with AVX-512, two with AVX2, an array in the portable build, so
- * the same sum everywhere), then y *= 1/sum. The transformer encoders of
+ * the same sum everywhere), then y *= 1/sum (in vectors). The transformer encoders of
  * the wider zoo spent about 30% of their time in the scalar version of
  * this loop and libm's expf (perf, bench/zoo.py's transformer_medium).
  * Other axes and LogSoftmax keep the scalar loops (libm expf and logf, a

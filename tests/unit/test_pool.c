@@ -196,3 +196,59 @@ Test(pool_nd, global_average_bits) {
             free(buf);
         }
 }
+
+/* 2-D f32 average pooling (rk_conv.c avgpool2d_plane, vectors of outputs
+ * on the interior columns with AVX-512): every output must carry the bits
+ * of the definition the generic path computes, the window's taps inside
+ * the input summed in float from +0 (rows, then columns) and divided in
+ * float by their count (with count_include_pad, the taps inside the padded
+ * extent). Kernels 1 to 4 by 1 to 3, strides 1 to 3, pads 0 to 2 at either
+ * end (outputs past the input as ceil_mode makes them), widths 1 to 37,
+ * random values with some infinities and a NaN. */
+Test(pool_nd, average_2d_bits) {
+    for (int64_t w = 1; w <= 37; w += 3)
+        for (int64_t k = 1; k <= 4; k++)
+            for (int64_t s = 1; s <= 3; s++)
+                for (int64_t pad = 0; pad <= 2 && pad < k; pad++)
+                    for (int cip = 0; cip < 2; cip++) {
+                        int64_t h = 5 + w % 4, kh = k > 2 ? k - 1 : k, nc = 3;
+                        int64_t oh = (h + 2 * pad - kh + s - 1) / s + 1, ow = (w + 2 * pad - k + s - 1) / s + 1;
+                        if ((oh - 1) * s >= h + pad) oh--;   /* ceil_mode: no window starting in the end pad */
+                        if ((ow - 1) * s >= w + pad) ow--;
+                        if (oh < 1 || ow < 1) continue;
+                        float *x = malloc((size_t)(nc * h * w) * sizeof(float)), *y = malloc((size_t)(nc * oh * ow) * sizeof(float));
+                        for (int64_t i = 0; i < nc * h * w; i++) {
+                            uint32_t r = next();
+                            x[i] = r % 211 == 0 ? (r % 2 ? INFINITY : -INFINITY) : ((float)(r % 20001) - 10000.0f) / 77.0f;
+                        }
+                        if (w > 10) x[7] = nan_with(5);
+                        rk_pool_nd_params p;
+                        memset(&p, 0, sizeof p);
+                        p.dtype = RLX_F32, p.op = 1, p.nc = nc, p.count_include_pad = cip;
+                        p.in_dims[0] = 1, p.in_dims[1] = h, p.in_dims[2] = w;
+                        p.out_dims[0] = 1, p.out_dims[1] = oh, p.out_dims[2] = ow;
+                        p.k[0] = 1, p.k[1] = kh, p.k[2] = k;
+                        p.s[0] = 1, p.s[1] = s, p.s[2] = s;
+                        p.d[0] = p.d[1] = p.d[2] = 1;
+                        p.pb[1] = p.pb[2] = pad, p.pe[1] = p.pe[2] = pad;
+                        cr_assert_eq(rk_pool_nd(NULL, &p, (const void *const[]){x}, OUT(y)), RLX_OK);
+                        for (int64_t c = 0; c < nc; c++)
+                            for (int64_t oy = 0; oy < oh; oy++)
+                                for (int64_t ox = 0; ox < ow; ox++) {
+                                    float sum = 0.0f;
+                                    int64_t taps = 0, padded = 0;
+                                    for (int64_t iy = oy * s - pad; iy < oy * s - pad + kh; iy++)
+                                        for (int64_t ix = ox * s - pad; ix < ox * s - pad + k; ix++) {
+                                            padded += iy < h + pad && ix < w + pad;
+                                            if (iy >= 0 && iy < h && ix >= 0 && ix < w) sum += x[(c * h + iy) * w + ix], taps++;
+                                        }
+                                    int64_t count = cip ? padded : taps;
+                                    float want = count ? sum / (float)count : 0.0f, got = y[(c * oh + oy) * ow + ox];
+                                    cr_assert(bits(want) == bits(got) || (isnan(want) && isnan(got)),
+                                              "w %ld k %ldx%ld s %ld pad %ld cip %d (%ld,%ld,%ld): got %a want %a", (long)w,
+                                              (long)kh, (long)k, (long)s, (long)pad, cip, (long)c, (long)oy, (long)ox, got,
+                                              want);
+                                }
+                        free(x), free(y);
+                    }
+}
