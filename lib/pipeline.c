@@ -46,7 +46,7 @@ void rlx_compile_graph(RlxGraph *g, const RlxPipeline *p, RlxCompiled *out) {
     stage_done(p, "prepare", 0, g, NULL);
     rlx_schedule_memory(g);
     stage_done(p, "schedule", 0, g, NULL);
-    RlxPlan *plan = rlx_plan(g);
+    RlxPlan *plan = rlx_plan_ex(g, (tg->features & RLX_TF_CONCAT_IN_PLACE) != 0);
     stage_done(p, "plan", 0, g, plan);
     if (p->arena_limit >= 0) rlx_check_arena_limit(g, plan, p->arena_limit);
     RlxThunkList *tl = rlx_lower(g, plan, tg);

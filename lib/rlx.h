@@ -278,6 +278,7 @@ typedef struct {
     int *buf;                    /* per value id: the owner value, -1 if none */
     int *bfirst, *blast;         /* per owner: the buffer's interval */
     int64_t *bufsize;            /* per owner: the buffer's bytes (unaligned) */
+    int64_t *suboff;             /* per value id: its bytes' offset inside its owner's (a Concat's part) */
 } RlxPlan;
 
 /* Generic planner over intervals: sizes[i] bytes live in steps [first[i],
@@ -285,6 +286,9 @@ typedef struct {
  * size. Values with size 0 get offset 0 and occupy nothing. */
 int64_t rlx_plan_intervals(int n, const int64_t *sizes, const int *first, const int *last, int64_t *off_out);
 RlxPlan *rlx_plan(RlxGraph *g);                          /* require: scheduled */
+/* concat_in_place: a Concat's inputs may be made in their place in its
+ * output (plan.c), whose lowering then copies nothing for them */
+RlxPlan *rlx_plan_ex(RlxGraph *g, int concat_in_place);
 /* report.c: --report and --arena-limit */
 void rlx_report_text(const RlxGraph *g, const RlxPlan *p, RlxBuf *out);
 void rlx_report_svg(const RlxGraph *g, const RlxPlan *p, RlxBuf *out);

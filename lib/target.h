@@ -51,7 +51,8 @@ enum {
     RLX_TF_INT64 = 1u << 1,      /* 64-bit integers */
     RLX_TF_F16_ARITH = 1u << 2,  /* half-precision arithmetic */
     RLX_TF_SUBGROUPS = 1u << 3,  /* subgroup / warp / simdgroup operations */
-    RLX_TF_THREADS = 1u << 4     /* a thread pool over CPU cores */
+    RLX_TF_THREADS = 1u << 4,    /* a thread pool over CPU cores */
+    RLX_TF_CONCAT_IN_PLACE = 1u << 5   /* the plan may put a Concat's inputs in its output (plan.c) */
 };
 
 typedef struct {

@@ -371,7 +371,10 @@ static void lower_concat(RlxLower *L, int node) {
     for (int i = 0; i < n->nin; i++) {
         const RlxValue *x = val(L, n->in[i]);
         int64_t row = x->dims[axis] * inner;
-        if (row && outer) {
+        /* made in its place in the output (plan.c): nothing to copy */
+        int in_place = outer == 1 && L->plan && L->plan->off[n->in[i]] >= 0 &&
+                       L->plan->off[n->in[i]] == L->plan->off[n->out[0]] + at;
+        if (row && outer && !in_place) {
             RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_strided_copy, node);
             rlx_tk_in(L, t, n->in[i]);
             rlx_tk_out(L, t, n->out[0]);

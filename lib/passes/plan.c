@@ -36,6 +36,7 @@
 #include <stdlib.h>
 
 #include "rlx.h"
+#include "passes.h"
 
 #define ALIGN ((int64_t)RLX_ALIGN)
 
@@ -161,7 +162,7 @@ static int64_t plan_order(int n, const int64_t *sizes, const int *first, const i
 
 /* ---- the graph plan ---- */
 
-static void assign_buffers(const RlxGraph *g, RlxPlan *p, const char *planned);
+static void assign_buffers(const RlxGraph *g, RlxPlan *p, const char *planned, int concat_in_place);
 
 static int64_t checked_add(const RlxGraph *g, int64_t a, int64_t b, const char *what) {
     if (a > INT64_MAX - b) rlx_error("%s: %s overflows 64 bits", g->file, what);
@@ -175,7 +176,9 @@ static int64_t value_bytes_checked(const RlxGraph *g, int v) {
     return bytes;
 }
 
-RlxPlan *rlx_plan(RlxGraph *g) {
+RlxPlan *rlx_plan(RlxGraph *g) { return rlx_plan_ex(g, 0); }
+
+RlxPlan *rlx_plan_ex(RlxGraph *g, int concat_in_place) {
     int nv = g->nv, norder = g->norder;
     RLX_ASSERT(g->order || norder == 0);
     RlxPlan *p = rlx_alloc(sizeof *p);
@@ -266,7 +269,7 @@ RlxPlan *rlx_plan(RlxGraph *g) {
      * an elementwise op whose input of the same size dies at that step
      * writes its output in place. p->buf[v] is the value that owns v's
      * buffer; the owner's interval covers every value sharing it. */
-    assign_buffers(g, p, planned);
+    assign_buffers(g, p, planned, concat_in_place);
 
     /* the arena: collect buffer owners, then place them */
     int nplan = 0;
@@ -303,7 +306,7 @@ RlxPlan *rlx_plan(RlxGraph *g) {
     p->arena_bytes = rlx_plan_intervals(nplan, sizes, firsts, lasts, offs);
     for (int k = 0; k < nplan; k++) p->off[ids[k]] = offs[k];
     for (int v = 0; v < nv; v++)
-        if (planned[v]) p->off[v] = p->off[p->buf[v]];
+        if (planned[v]) p->off[v] = p->off[p->buf[v]] + p->suboff[v];
     rlx_plan_verify(g, p);
     return p;
 }
@@ -324,22 +327,72 @@ static int reuse_candidate(const RlxGraph *g, const RlxNode *n, int k, int out) 
     return v;
 }
 
-static void assign_buffers(const RlxGraph *g, RlxPlan *p, const char *planned) {
+/* Concat in place: a Concat whose inputs are contiguous parts of its output
+ * (everything before the axis is 1: a batch of one along channels) takes as
+ * a part each input that a node makes, that no other Concat reads and this
+ * one reads once, that is neither a graph input nor a graph output, and
+ * whose part starts on an ALIGN boundary: the input's buffer becomes the
+ * output's, at its part's offset (suboff), and the output's buffer lives
+ * from the first such input's step. The producers then write straight into
+ * the concatenation and the lowering copies nothing for those inputs
+ * (SqueezeNet's fire modules, a U-Net's skip connections). An input that is
+ * itself a Concat's output brings its own parts along. */
+static void concat_parts(const RlxGraph *g, RlxPlan *p, const char *planned) {
+    int nv = g->nv;
+    int *uses = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
+    for (int s = 0; s < g->norder; s++) {
+        const RlxNode *n = &g->n[g->order[s]];
+        if (n->op != RLX_OP_CONCAT) continue;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] >= 0) uses[n->in[k]]++;
+    }
+    for (int s = 0; s < g->norder; s++) {
+        const RlxNode *n = &g->n[g->order[s]];
+        if (n->op != RLX_OP_CONCAT || n->nout != 1 || n->out[0] < 0 || !planned[n->out[0]]) continue;
+        int y = n->out[0];
+        const RlxValue *yv = &g->v[y];
+        int axis = rlx_norm_axis(g, g->order[s], rlx_attr_i(n, "axis", 0), yv->rank);
+        if (rlx_prod(yv->dims, 0, axis) != 1 || p->buf[y] != y) continue;
+        int64_t es = rlx_dtype_size(yv->dtype), inner = rlx_prod(yv->dims, axis + 1, yv->rank) * es, at = 0;
+        for (int k = 0; k < n->nin; k++) {
+            int x = n->in[k];
+            if (x < 0) continue;
+            const RlxValue *xv = &g->v[x];
+            int64_t part = xv->dims[axis] * inner;
+            if (planned[x] && uses[x] == 1 && p->buf[x] == x && part > 0 && at % ALIGN == 0 &&
+                rlx_dtype_size(xv->dtype) == es &&
+                !(xv->flags & (RLX_V_INPUT | RLX_V_OUTPUT | RLX_V_WEIGHT))) {
+                for (int v = 0; v < nv; v++)
+                    if (v != x && p->buf[v] == x) p->buf[v] = y, p->suboff[v] += at;
+                p->buf[x] = y;
+                p->suboff[x] = at;
+                if (p->bfirst[x] < p->bfirst[y]) p->bfirst[y] = p->bfirst[x];
+                if (p->blast[x] > p->blast[y]) p->blast[y] = p->blast[x];
+            }
+            at += part;
+        }
+    }
+}
+
+static void assign_buffers(const RlxGraph *g, RlxPlan *p, const char *planned, int concat_in_place) {
     int nv = g->nv;
     p->buf = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
     p->bfirst = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
     p->blast = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
     p->bufsize = rlx_alloc(sizeof(int64_t) * (size_t)(nv + 1));
+    p->suboff = rlx_alloc(sizeof(int64_t) * (size_t)(nv + 1));
     for (int v = 0; v < nv; v++) {
         p->buf[v] = planned[v] ? v : -1;
         p->bfirst[v] = p->first[v];
         p->blast[v] = p->last[v];
         p->bufsize[v] = planned[v] ? rlx_value_bytes(&g->v[v]) : 0;
     }
+    if (concat_in_place) concat_parts(g, p, planned);
     for (int s = 0; s < g->norder; s++) {
         const RlxNode *n = &g->n[g->order[s]];
         if (n->nout != 1 || n->out[0] < 0) continue;
         int y = n->out[0];
+        if (p->buf[y] != y) continue;   /* a Concat's part */
         int view = (rlx_ops[n->op].flags & RLX_OPF_VIEW) != 0;
         for (int k = 0; k < n->nin; k++) {
             int x = reuse_candidate(g, n, k, y);
@@ -349,8 +402,9 @@ static void assign_buffers(const RlxGraph *g, RlxPlan *p, const char *planned) {
              * this step; a view may share a buffer that lives on */
             if (!view && p->blast[owner] > s) continue;
             p->buf[y] = owner;
+            p->suboff[y] = p->suboff[x];
             if (p->last[y] > p->blast[owner]) p->blast[owner] = p->last[y];
-            if (p->bufsize[y] > p->bufsize[owner]) p->bufsize[owner] = p->bufsize[y];
+            if (p->suboff[y] + p->bufsize[y] > p->bufsize[owner]) p->bufsize[owner] = p->suboff[y] + p->bufsize[y];
             break;
         }
     }
@@ -379,7 +433,8 @@ void rlx_plan_verify(const RlxGraph *g, const RlxPlan *p) {
     for (int v = 0; v < nv; v++) {
         if (p->off[v] < 0) continue;
         int o = p->buf[v];
-        RLX_ASSERT(o >= 0 && p->off[v] == p->off[o] && p->size[v] <= p->bufsize[o]);
+        RLX_ASSERT(o >= 0 && p->suboff[v] >= 0 && p->off[v] == p->off[o] + p->suboff[v] &&
+                   p->suboff[v] + p->size[v] <= p->bufsize[o]);
         RLX_ASSERT(p->bfirst[o] <= p->first[v] && p->last[v] <= p->blast[o]);
     }
     for (int a = 0; a < nv; a++) {

@@ -478,3 +478,65 @@ Test(plan, views_share_and_inplace_waits_for_last_use, .fini = cleanup) {
     cr_assert_eq(p->lower_bound, 128);
     cr_assert_eq(p->arena_bytes, 128);
 }
+
+/* Concat in place (rlx_plan_ex, the C target): the inputs a node makes,
+ * that no other Concat reads, whose part starts on a 64-byte boundary,
+ * become parts of the output's buffer (its bytes at the part's offset); a
+ * graph input, an input another Concat also reads and a part at an
+ * unaligned offset keep their own buffers (and their copies). The plain
+ * plan shares nothing. */
+Test(plan, concat_parts_in_place, .fini = cleanup) {
+    RlxGraph *g = rlx_graph_new("concat.rlxg");
+    int64_t d16[] = {1, 16}, d8[] = {1, 8}, d32[] = {2, 16}, d24[] = {1, 24};
+    int x = val(g, "x", RLX_F32, 2, d16, RLX_V_INPUT);
+    int a = val(g, "a", RLX_F32, 2, d16, 0), b = val(g, "b", RLX_F32, 2, d16, 0);
+    int c = val(g, "c", RLX_F32, 2, d8, 0), d = val(g, "d", RLX_F32, 2, d16, 0);
+    int y = val(g, "y", RLX_F32, 2, d32, RLX_V_OUTPUT), y2 = val(g, "y2", RLX_F32, 2, d24, RLX_V_OUTPUT);
+    int y3 = val(g, "y3", RLX_F32, 2, d32, RLX_V_OUTPUT);
+    int n0 = node1(g, "relu", RLX_OP_RELU, x, -1, a);
+    int n1 = node1(g, "exp", RLX_OP_EXP, x, -1, b);
+    int n2 = rlx_node_add(g, "neg", RLX_OP_SLICE, 1, (int[]){x}, 1, &c);
+    int n3 = node1(g, "abs", RLX_OP_ABS, x, -1, d);
+    int cat = rlx_node_add(g, "cat", RLX_OP_CONCAT, 2, (int[]){a, b}, 1, &y);       /* axis 0: [2, 16] */
+    int cat2 = rlx_node_add(g, "cat2", RLX_OP_CONCAT, 2, (int[]){c, d}, 1, &y2);    /* d at byte 32 */
+    int cat3 = rlx_node_add(g, "cat3", RLX_OP_CONCAT, 2, (int[]){x, b}, 1, &y3);    /* x: an input */
+    set_io(g, 1, &x, 3, (int[]){y, y2, y3});
+    set_order(g, 7, (int[]){n0, n1, n2, n3, cat, cat2, cat3});
+    rlx_attr_add(g, cat2, "axis", RLX_A_INT)->i = 1;
+    RlxPlan *p = rlx_plan_ex(g, 1);
+    cr_assert_eq(p->buf[a], y);
+    cr_assert_eq(p->off[a], p->off[y]);
+    cr_assert_eq(p->buf[b], b, "b is read by two Concats");
+    cr_assert_eq(p->buf[c], y2);
+    cr_assert_eq(p->off[c], p->off[y2]);
+    cr_assert_eq(p->buf[d], d, "d's part starts at byte 32");
+    cr_assert_eq(p->buf[x], x, "a graph input keeps its slot");
+    cr_assert_eq(p->bfirst[y], p->first[a], "the output's buffer lives from its part's step");
+    cr_assert_eq(p->bfirst[y2], p->first[c]);
+    RlxPlan *q = rlx_plan(g);
+    cr_assert_eq(q->buf[a], a);
+    cr_assert_eq(q->buf[c], c);
+}
+
+Test(plan, concat_part_at_its_offset, .fini = cleanup) {
+    /* two parts of 64 floats: the second at byte 256 of the output */
+    RlxGraph *g = rlx_graph_new("concat2.rlxg");
+    int64_t d64[] = {1, 64, 1}, d128[] = {1, 128, 1};
+    int x = val(g, "x", RLX_F32, 3, d64, RLX_V_INPUT);
+    int a = val(g, "a", RLX_F32, 3, d64, 0), b = val(g, "b", RLX_F32, 3, d64, 0);
+    int y = val(g, "y", RLX_F32, 3, d128, RLX_V_OUTPUT);
+    int n0 = node1(g, "relu", RLX_OP_RELU, x, -1, a);
+    int n1 = node1(g, "exp", RLX_OP_EXP, x, -1, b);
+    int cat = rlx_node_add(g, "cat", RLX_OP_CONCAT, 2, (int[]){a, b}, 1, &y);
+    rlx_attr_add(g, cat, "axis", RLX_A_INT)->i = 1;
+    set_io(g, 1, &x, 1, &y);
+    set_order(g, 3, (int[]){n0, n1, cat});
+    RlxPlan *p = rlx_plan_ex(g, 1);
+    cr_assert_eq(p->buf[a], y);
+    cr_assert_eq(p->buf[b], y);
+    cr_assert_eq(p->suboff[b], 256);
+    cr_assert_eq(p->off[b], p->off[y] + 256);
+    /* the output's buffer covers both parts from the first's step: x, a, b
+     * and y would need 4 x 256 bytes apart; x and y's buffer are all */
+    cr_assert_eq(p->arena_bytes, 256 + 512);
+}
