@@ -329,46 +329,105 @@ static int reuse_candidate(const RlxGraph *g, const RlxNode *n, int k, int out) 
 
 /* Concat in place: a Concat whose inputs are contiguous parts of its output
  * (everything before the axis is 1: a batch of one along channels) takes as
- * a part each input that a node makes, that no other Concat reads and this
- * one reads once, that is neither a graph input nor a graph output, and
- * whose part starts on an ALIGN boundary: the input's buffer becomes the
- * output's, at its part's offset (suboff), and the output's buffer lives
- * from the first such input's step. The producers then write straight into
- * the concatenation and the lowering copies nothing for those inputs
- * (SqueezeNet's fire modules, a U-Net's skip connections). An input that is
- * itself a Concat's output brings its own parts along. */
+ * a part each input that a node makes, that is neither a graph input nor a
+ * graph output, whose part starts on an ALIGN boundary, and that no Concat
+ * but this one (or, below, its chain) reads, once each: the input's buffer
+ * becomes the output's, at its part's offset (suboff), and the output's
+ * buffer lives from the first such input's step. The producers then write
+ * straight into the concatenation and the lowering copies nothing for those
+ * inputs (SqueezeNet's fire modules, a U-Net's skip connections).
+ *
+ * A chain: a Concat whose inputs begin with all of an earlier one's, in
+ * order, along the same axis, extends it (DenseNet: each layer reads the
+ * concatenation of the block's features so far, and the block's output is
+ * the concatenation of all of them). The earlier output is then the later
+ * one's prefix, so every output of the chain is the last one's buffer at
+ * offset 0, and a feature read by several Concats of the chain at the same
+ * offset is written once, in its place, for all of them. */
+typedef struct {
+    int node, y, axis, ext, prev;   /* ext: the Concat extending this one; prev: the one it extends */
+} ConcatInfo;
+
+static int concat_contiguous(const RlxGraph *g, const RlxPlan *p, const char *planned, const RlxNode *n, int node,
+                             int *axis) {
+    if (n->op != RLX_OP_CONCAT || n->nout != 1 || n->out[0] < 0 || !planned[n->out[0]] || p->buf[n->out[0]] != n->out[0])
+        return 0;
+    const RlxValue *yv = &g->v[n->out[0]];
+    if (yv->flags & (RLX_V_INPUT | RLX_V_WEIGHT)) return 0;
+    *axis = rlx_norm_axis(g, node, rlx_attr_i(n, "axis", 0), yv->rank);
+    for (int k = 0; k < n->nin; k++)
+        if (n->in[k] < 0) return 0;
+    return rlx_prod(yv->dims, 0, *axis) == 1;
+}
+
+/* whether Concat a's inputs are the first of b's, in order, b having more */
+static int concat_prefix(const RlxNode *a, const RlxNode *b) {
+    if (a->nin >= b->nin) return 0;
+    for (int k = 0; k < a->nin; k++)
+        if (a->in[k] != b->in[k]) return 0;
+    return 1;
+}
+
+/* v's buffer (with everything in it) becomes owner's at byte `at` */
+static void concat_move(RlxPlan *p, int nv, int v, int owner, int64_t at) {
+    for (int u = 0; u < nv; u++)
+        if (u != v && p->buf[u] == v) p->buf[u] = owner, p->suboff[u] += at;
+    p->buf[v] = owner;
+    p->suboff[v] = at;
+    if (p->bfirst[v] < p->bfirst[owner]) p->bfirst[owner] = p->bfirst[v];
+    if (p->blast[v] > p->blast[owner]) p->blast[owner] = p->blast[v];
+}
+
 static void concat_parts(const RlxGraph *g, RlxPlan *p, const char *planned) {
-    int nv = g->nv;
+    int nv = g->nv, nc = 0;
     int *uses = rlx_alloc(sizeof(int) * (size_t)(nv + 1));
+    ConcatInfo *c = rlx_alloc(sizeof(ConcatInfo) * (size_t)(g->norder + 1));
     for (int s = 0; s < g->norder; s++) {
         const RlxNode *n = &g->n[g->order[s]];
         if (n->op != RLX_OP_CONCAT) continue;
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] >= 0) uses[n->in[k]]++;
+        int axis;
+        if (!concat_contiguous(g, p, planned, n, g->order[s], &axis)) continue;
+        c[nc] = (ConcatInfo){g->order[s], n->out[0], axis, -1, -1};
+        /* the latest earlier one whose inputs begin this one's, not yet extended */
+        for (int j = nc - 1; j >= 0; j--)
+            if (c[j].ext < 0 && c[j].axis == axis && g->v[c[j].y].dtype == g->v[n->out[0]].dtype &&
+                concat_prefix(&g->n[c[j].node], n)) {
+                c[j].ext = nc;
+                c[nc].prev = j;
+                break;
+            }
+        nc++;
     }
-    for (int s = 0; s < g->norder; s++) {
-        const RlxNode *n = &g->n[g->order[s]];
-        if (n->op != RLX_OP_CONCAT || n->nout != 1 || n->out[0] < 0 || !planned[n->out[0]]) continue;
-        int y = n->out[0];
+    /* each chain from its last Concat, whose output owns the buffer */
+    for (int last = 0; last < nc; last++) {
+        if (c[last].ext >= 0) continue;
+        int y = c[last].y;
+        const RlxNode *n = &g->n[c[last].node];
         const RlxValue *yv = &g->v[y];
-        int axis = rlx_norm_axis(g, g->order[s], rlx_attr_i(n, "axis", 0), yv->rank);
-        if (rlx_prod(yv->dims, 0, axis) != 1 || p->buf[y] != y) continue;
-        int64_t es = rlx_dtype_size(yv->dtype), inner = rlx_prod(yv->dims, axis + 1, yv->rank) * es, at = 0;
+        int64_t es = rlx_dtype_size(yv->dtype), inner = rlx_prod(yv->dims, c[last].axis + 1, yv->rank) * es;
+        /* the earlier outputs: the prefixes of this one */
+        int members = 1;
+        for (int j = c[last].prev; j >= 0; j = c[j].prev) {
+            int yj = c[j].y;
+            if (g->v[yj].flags & RLX_V_OUTPUT) break;   /* copied out of its own slot: the chain starts after it */
+            concat_move(p, nv, yj, y, 0);
+            members++;
+        }
+        /* the parts: input k is read by the chain's Concats from the first
+         * that has it on, once each; alias it where no other Concat reads it */
+        int64_t at = 0;
         for (int k = 0; k < n->nin; k++) {
             int x = n->in[k];
-            if (x < 0) continue;
             const RlxValue *xv = &g->v[x];
-            int64_t part = xv->dims[axis] * inner;
-            if (planned[x] && uses[x] == 1 && p->buf[x] == x && part > 0 && at % ALIGN == 0 &&
-                rlx_dtype_size(xv->dtype) == es &&
-                !(xv->flags & (RLX_V_INPUT | RLX_V_OUTPUT | RLX_V_WEIGHT))) {
-                for (int v = 0; v < nv; v++)
-                    if (v != x && p->buf[v] == x) p->buf[v] = y, p->suboff[v] += at;
-                p->buf[x] = y;
-                p->suboff[x] = at;
-                if (p->bfirst[x] < p->bfirst[y]) p->bfirst[y] = p->bfirst[x];
-                if (p->blast[x] > p->blast[y]) p->blast[y] = p->blast[x];
-            }
+            int64_t part = xv->dims[c[last].axis] * inner;
+            int readers = 0, j = last;
+            for (int m = 0; m < members; m++, j = c[j].prev)
+                if (g->n[c[j].node].nin > k) readers++;
+            if (planned[x] && uses[x] == readers && p->buf[x] == x && part > 0 && at % ALIGN == 0 &&
+                rlx_dtype_size(xv->dtype) == es && !(xv->flags & (RLX_V_INPUT | RLX_V_OUTPUT | RLX_V_WEIGHT)))
+                concat_move(p, nv, x, y, at);
             at += part;
         }
     }

@@ -540,3 +540,43 @@ Test(plan, concat_part_at_its_offset, .fini = cleanup) {
      * and y would need 4 x 256 bytes apart; x and y's buffer are all */
     cr_assert_eq(p->arena_bytes, 256 + 512);
 }
+
+/* A chain of Concats (DenseNet's block): each begins with all of the one
+ * before, so every output is the last one's buffer at offset 0 and each
+ * feature is written once at its offset, for all of them; a feature that a
+ * Concat outside the chain also reads keeps its own slot. */
+Test(plan, concat_chain_shares_one_buffer, .fini = cleanup) {
+    RlxGraph *g = rlx_graph_new("chain.rlxg");
+    int64_t d16[] = {1, 16}, d32[] = {1, 32}, d48[] = {1, 48};
+    int x = val(g, "x", RLX_F32, 2, d16, RLX_V_INPUT);
+    int x0 = val(g, "x0", RLX_F32, 2, d16, 0), f1 = val(g, "f1", RLX_F32, 2, d16, 0);
+    int f2 = val(g, "f2", RLX_F32, 2, d16, 0), c2 = val(g, "c2", RLX_F32, 2, d32, 0);
+    int c3 = val(g, "c3", RLX_F32, 2, d48, 0), y = val(g, "y", RLX_F32, 2, d48, RLX_V_OUTPUT);
+    int o = val(g, "o", RLX_F32, 2, d32, RLX_V_OUTPUT);
+    int n0 = node1(g, "relu", RLX_OP_RELU, x, -1, x0);
+    int n1 = node1(g, "neg", RLX_OP_NEG, x0, -1, f1);
+    int k2 = rlx_node_add(g, "cat2", RLX_OP_CONCAT, 2, (int[]){x0, f1}, 1, &c2);
+    int n2 = node1(g, "exp", RLX_OP_EXP, c2, -1, f2);
+    int k3 = rlx_node_add(g, "cat3", RLX_OP_CONCAT, 3, (int[]){x0, f1, f2}, 1, &c3);
+    int n3 = node1(g, "abs", RLX_OP_ABS, c3, -1, y);
+    int k4 = rlx_node_add(g, "other", RLX_OP_CONCAT, 2, (int[]){f1, x}, 1, &o);   /* outside the chain */
+    for (int k = 0; k < g->nn; k++)
+        if (g->n[k].op == RLX_OP_CONCAT) rlx_attr_add(g, k, "axis", RLX_A_INT)->i = 1;
+    set_io(g, 1, &x, 2, (int[]){y, o});
+    set_order(g, 7, (int[]){n0, n1, k2, n2, k3, n3, k4});
+    RlxPlan *p = rlx_plan_ex(g, 1);
+    cr_assert_eq(p->buf[c2], c3, "the earlier output is the last one's prefix");
+    cr_assert_eq(p->off[c2], p->off[c3]);
+    cr_assert_eq(p->buf[x0], c3);
+    cr_assert_eq(p->off[x0], p->off[c3]);
+    cr_assert_eq(p->buf[f2], c3);
+    cr_assert_eq(p->off[f2], p->off[c3] + 128);
+    cr_assert_eq(p->buf[f1], f1, "another Concat reads f1");
+    cr_assert_eq(p->bfirst[c3], p->first[x0]);
+    /* without the other reader, f1 joins too, at byte 64 */
+    g->n[k4].in[0] = x0;
+    RlxPlan *q = rlx_plan_ex(g, 1);
+    cr_assert_eq(q->buf[f1], c3);
+    cr_assert_eq(q->off[f1], q->off[c3] + 64);
+    cr_assert_eq(q->buf[x0], x0, "now another Concat reads x0");
+}
