@@ -14,8 +14,8 @@ in_0.npy (build/wzoo/NAME from bench/zoo.py, or build/zoo/NAME). It
     with a runtime library built for the same flags (`rlxc runtime`);
   - runs it R times and averages each step's time;
   - runs ONNX Runtime on the same model with its profiler on
-    (`enableProfiling`, bench/ort_layers.js) at the same thread count and
-    sums each node's kernel time over R runs;
+    (`enableProfiling`: bench/ort_bench.js --profile) at the same thread
+    count and sums each node's kernel time over R runs;
   - prints both by group: `block` (default) keys a node by its name up to
     the last ".../block.N" or the first two path components (torchvision's
     module paths, which both runtimes keep in their node names), `node` by
@@ -40,6 +40,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 RLXC = os.path.join(ROOT, "build", "rlxc")
 OUT = os.path.join(ROOT, "build", "bench", "layers")
 CFLAGS = "-O3 -march=native"
+ORT_WARMUP = 5
 
 STEP = re.compile(r"^    /\* (\d+): (\S+) \((\w+)\)")
 
@@ -145,14 +146,15 @@ def main():
     prefix = os.path.join(d, "ort")
     for old in glob.glob(prefix + "*.json"):
         os.remove(old)
-    run(["node", os.path.join(ROOT, "bench", "ort_layers.js"), onnx, inp, str(a.threads), str(a.runs), prefix],
+    run(["node", os.path.join(ROOT, "bench", "ort_bench.js"), onnx, inp, "--threads", str(a.threads), "--warmup",
+         str(ORT_WARMUP), "--runs", str(a.runs), "--profile", prefix],
         env=dict(os.environ, NODE_PATH=os.path.join(ROOT, "build", "ort", "node_modules")))
     files = glob.glob(prefix + "*.json")
     if not files:
         sys.exit("layers.py: ONNX Runtime wrote no profile")
     with open(files[0]) as f:
         events = json.load(f)
-    ort, ort_runs = collections.defaultdict(float), a.runs + 5   # ort_layers.js: 5 warm-ups
+    ort, ort_runs = collections.defaultdict(float), a.runs + ORT_WARMUP   # the profile holds the warm-ups too
     for e in events:
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
             ort[group_key(e["name"][: -len("_kernel_time")], a.group)] += e["dur"] / ort_runs

@@ -1,6 +1,6 @@
 // ort_bench.js - times one ONNX model under ONNX Runtime (npm onnxruntime-node, CPU).
 //
-//   node bench/ort_bench.js MODEL.onnx IN.npy [--threads N] [--warmup W] [--runs R] [--serve]
+//   node bench/ort_bench.js MODEL.onnx IN.npy [--threads N] [--warmup W] [--runs R] [--serve] [--profile PREFIX]
 //
 // Creates the session with intraOpNumThreads = N, interOpNumThreads = 1,
 // graphOptimizationLevel 'all', executionMode 'sequential' (what rlxc's
@@ -11,6 +11,9 @@
 //     warmup_ms=a,b,...
 //     times_ms=a,b,...                  (R timed runs, each one await of session.run)
 //
+// With --profile PREFIX the session runs with ORT's profiler on and, after the
+// timed runs, writes PREFIX_<date>.json (Chrome trace events; each node's kernel
+// time an event NODE_kernel_time: bench/layers.py reads them).
 // With --serve it prints `ready` after the warm-ups instead of timing, then reads
 // lines from stdin: each holds a count R and gets one `times_ms=...` line back,
 // so that bench/models.py can keep the session warm and alternate runtimes in
@@ -65,7 +68,7 @@ const fmt = ts => ts.map(t => t.toFixed(4)).join(',');
 async function main() {
     const argv = process.argv.slice(2);
     const pos = [];
-    let threads = 1, warmup = 3, runs = 20, serve = false;
+    let threads = 1, warmup = 3, runs = 20, serve = false, profile = null;
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const num = () => {
@@ -77,10 +80,11 @@ async function main() {
         else if (a === '--warmup') warmup = num();
         else if (a === '--runs') runs = num();
         else if (a === '--serve') serve = true;
+        else if (a === '--profile' && i + 1 < argv.length) profile = argv[++i];
         else pos.push(a);
     }
     if (pos.length !== 2 || threads < 1)
-        die('usage: ort_bench.js MODEL.onnx IN.npy [--threads N] [--warmup W] [--runs R] [--serve]');
+        die('usage: ort_bench.js MODEL.onnx IN.npy [--threads N] [--warmup W] [--runs R] [--serve] [--profile PREFIX]');
     const t0 = process.hrtime.bigint();
     const session = await ort.InferenceSession.create(pos[0], {
         executionProviders: ['cpu'],
@@ -88,12 +92,14 @@ async function main() {
         interOpNumThreads: 1,
         graphOptimizationLevel: 'all',
         executionMode: 'sequential',
+        ...(profile ? {enableProfiling: true, profileFilePrefix: profile} : {}),
     });
     console.log('session_ms=' + (Number(process.hrtime.bigint() - t0) / 1e6).toFixed(3));
     const feeds = {[session.inputNames[0]]: readNpyF32(pos[1])};
     console.log('warmup_ms=' + fmt(await timeRuns(session, feeds, warmup)));
     if (!serve) {
         console.log('times_ms=' + fmt(await timeRuns(session, feeds, runs)));
+        if (profile) session.endProfiling();
         return;
     }
     console.log('ready');

@@ -264,6 +264,30 @@ static int prepack_wino(RlxGraph *g, int node) {
  * thread, and 512 KB 239 us against 1 MB's 275 at two. */
 enum { PWDW_MIN_BYTES = 1 << 20, PWDW_BAND_BYTES = 512 * 1024 };
 
+/* The depthwise node takes over the 1x1 node an: its inputs become x, w2,
+ * b2, -, w1, b1 and w1's int8 scales (-1 where absent), and rlx_pw (1 or
+ * 2), the bands' rows (kind 1) and the 1x1's activation go in its
+ * attributes. */
+static void pwdw_take(RlxGraph *g, int node, int an, int kind, int64_t rows) {
+    RlxNode *b = &g->n[node], *a = &g->n[an];
+    int *in = rlx_alloc(sizeof(int) * 7);
+    in[0] = a->in[0];
+    in[1] = b->in[1];
+    in[2] = b->nin > 2 ? b->in[2] : -1;
+    in[3] = -1;
+    in[4] = a->in[1];
+    in[5] = a->nin > 2 ? a->in[2] : -1;
+    in[6] = a->nin > 4 ? a->in[4] : -1;   /* int8 weights' scales */
+    b->in = in;
+    b->nin = 7;
+    rlx_attr_add(g, node, "rlx_pw", RLX_A_INT)->i = kind;
+    if (kind == 1) rlx_attr_add(g, node, "rlx_pw_rows", RLX_A_INT)->i = rows;
+    rlx_attr_add(g, node, "rlx_pw_act", RLX_A_INT)->i = rlx_attr_i(a, "rlx_act", 0);
+    rlx_attr_add(g, node, "rlx_pw_act_a", RLX_A_FLOAT)->f = rlx_attr_f(a, "rlx_act_a", 0);
+    rlx_attr_add(g, node, "rlx_pw_act_b", RLX_A_FLOAT)->f = rlx_attr_f(a, "rlx_act_b", 0);
+    a->dead = 1;
+}
+
 static int pwdw_try(RlxGraph *g, int node, const int *nuse) {
     RlxNode *b = &g->n[node];
     if (b->op != RLX_OP_CONV || b->nin < 2 || (b->nin > 3 && b->in[3] >= 0) || rlx_attr_get(b, "rlx_a_packed") ||
@@ -297,25 +321,10 @@ static int pwdw_try(RlxGraph *g, int node, const int *nuse) {
     if (x->rank != 4 || (!mixed && x->dtype != RLX_F32) || aw.nsp != 2 || aw.k[0] != 1 || aw.k[1] != 1 || aw.s[0] != 1 ||
         aw.s[1] != 1 || aw.pad_begin[0] || aw.pad_begin[1] || x->dims[2] != e->dims[2] || x->dims[3] != e->dims[3])
         return 0;
-    int *in = rlx_alloc(sizeof(int) * 7);
-    in[0] = a->in[0];
-    in[1] = b->in[1];
-    in[2] = b->nin > 2 ? b->in[2] : -1;
-    in[3] = -1;
-    in[4] = a->in[1];
-    in[5] = a->nin > 2 ? a->in[2] : -1;
-    in[6] = a->nin > 4 ? a->in[4] : -1;   /* int8 weights' scales */
-    b->in = in;
-    b->nin = 7;
     int64_t ch = e->dims[1], wd = e->dims[3], sh = win.s[0];
     int64_t erows = PWDW_BAND_BYTES / 4 / (ch * wd);
     if (erows < 3) erows = 3;
-    rlx_attr_add(g, node, "rlx_pw", RLX_A_INT)->i = 1;
-    rlx_attr_add(g, node, "rlx_pw_rows", RLX_A_INT)->i = (erows - 3) / sh + 1;
-    rlx_attr_add(g, node, "rlx_pw_act", RLX_A_INT)->i = rlx_attr_i(a, "rlx_act", 0);
-    rlx_attr_add(g, node, "rlx_pw_act_a", RLX_A_FLOAT)->f = rlx_attr_f(a, "rlx_act_a", 0);
-    rlx_attr_add(g, node, "rlx_pw_act_b", RLX_A_FLOAT)->f = rlx_attr_f(a, "rlx_act_b", 0);
-    a->dead = 1;
+    pwdw_take(g, node, an, 1, (erows - 3) / sh + 1);
     return 1;
 }
 
@@ -354,21 +363,7 @@ static int pwdw_small_try(RlxGraph *g, int node, const int *nuse) {
     if (x->rank != 4 || aw.nsp != 2 || aw.k[0] != 1 || aw.k[1] != 1 || aw.s[0] != 1 || aw.s[1] != 1 ||
         aw.pad_begin[0] || aw.pad_begin[1] || x->dims[2] != e->dims[2] || x->dims[3] != e->dims[3])
         return 0;
-    int *in = rlx_alloc(sizeof(int) * 7);
-    in[0] = a->in[0];
-    in[1] = b->in[1];
-    in[2] = b->nin > 2 ? b->in[2] : -1;
-    in[3] = -1;
-    in[4] = a->in[1];
-    in[5] = a->nin > 2 ? a->in[2] : -1;
-    in[6] = -1;
-    b->in = in;
-    b->nin = 7;
-    rlx_attr_add(g, node, "rlx_pw", RLX_A_INT)->i = 2;
-    rlx_attr_add(g, node, "rlx_pw_act", RLX_A_INT)->i = rlx_attr_i(a, "rlx_act", 0);
-    rlx_attr_add(g, node, "rlx_pw_act_a", RLX_A_FLOAT)->f = rlx_attr_f(a, "rlx_act_a", 0);
-    rlx_attr_add(g, node, "rlx_pw_act_b", RLX_A_FLOAT)->f = rlx_attr_f(a, "rlx_act_b", 0);
-    a->dead = 1;
+    pwdw_take(g, node, an, 2, 0);
     return 1;
 }
 

@@ -104,13 +104,14 @@ static void lower_conv_wino(RlxLower *L, int node, const RlxWindow *w) {
     t->scratch = (int64_t)rk_wino_scratch(m, x->dims[1], ocb, tb);
 }
 
-/* A depthwise 3x3 that took over the 1x1 before it (prepare_c.c): inputs
- * x, w2, b2, -, w1 (packed, or plain where an operand is not f32), b1, and
- * w1's int8 scales. */
-static void lower_conv_pwdw(RlxLower *L, int node, const RlxWindow *w) {
+/* The fields and operands the two fused 1x1 + depthwise kernels share: a
+ * depthwise convolution that took over the 1x1 before it (prepare_c.c),
+ * inputs x, w2, b2, -, w1, b1 (and w1's int8 scales), passed as x, w1,
+ * [b1], w2, [b2]. */
+static RlxThunk *lower_pwdw_common(RlxLower *L, int node, RlxKernelKind kernel, const RlxWindow *w) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
-    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_conv_pwdw_f32, node);
+    RlxThunk *t = rlx_thunk_new(L->tl, kernel, node);
     int has_b1 = n->in[5] >= 0, has_b2 = n->in[2] >= 0;
     rlx_tk_in(L, t, n->in[0]);
     rlx_tk_in(L, t, n->in[4]);
@@ -118,7 +119,6 @@ static void lower_conv_pwdw(RlxLower *L, int node, const RlxWindow *w) {
     rlx_tk_in(L, t, n->in[1]);
     if (has_b2) rlx_tk_in(L, t, n->in[2]);
     rlx_tk_out(L, t, n->out[0]);
-    int64_t rows = rlx_attr_i(n, "rlx_pw_rows", 1);
     rlx_tk_i(t, "n", x->dims[0]);
     rlx_tk_i(t, "c", x->dims[1]);
     rlx_tk_i(t, "h", x->dims[2]);
@@ -138,6 +138,16 @@ static void lower_conv_pwdw(RlxLower *L, int node, const RlxWindow *w) {
     rlx_tk_i(t, "act2", rlx_attr_i(n, "rlx_act", 0));
     rlx_tk_f(t, "act2_a", rlx_attr_f(n, "rlx_act_a", 0));
     rlx_tk_f(t, "act2_b", rlx_attr_f(n, "rlx_act_b", 0));
+    return t;
+}
+
+/* conv_pwdw_f32 (rlx_pw 1): a 1x1 (packed as A, or plain where an operand
+ * is not f32) and a depthwise 3x3 in bands of rows. */
+static void lower_conv_pwdw(RlxLower *L, int node, const RlxWindow *w) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
+    RlxThunk *t = lower_pwdw_common(L, node, RLX_K_conv_pwdw_f32, w);
+    int64_t rows = rlx_attr_i(n, "rlx_pw_rows", 1);
     rlx_tk_i(t, "rows", rows);
     RlxDType xd = x->dtype, w1d = val(L, n->in[4])->dtype, yd = y->dtype;
     rlx_tk_i(t, "x_dtype", xd);
@@ -148,42 +158,16 @@ static void lower_conv_pwdw(RlxLower *L, int node, const RlxWindow *w) {
     else t->scratch = (int64_t)rk_conv_pwdw_scratch(x->dims[1], y->dims[1], x->dims[3], w->s[0], rows);
 }
 
-/* A depthwise convolution that took over the transposed 1x1 before it
- * (prepare_c.c pwdw_small_try): inputs x, w2, b2, -, w1 (packed as B), b1. */
+/* conv_pwdw_small_f32 (rlx_pw 2): a transposed 1x1 (packed as B) and any
+ * depthwise whose plane the lanes kernel holds whole. */
 static void lower_conv_pwdw_small(RlxLower *L, int node, const RlxWindow *w) {
     const RlxNode *n = &L->g->n[node];
     const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
-    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_conv_pwdw_small_f32, node);
-    int has_b1 = n->in[5] >= 0, has_b2 = n->in[2] >= 0;
-    rlx_tk_in(L, t, n->in[0]);
-    rlx_tk_in(L, t, n->in[4]);
-    if (has_b1) rlx_tk_in(L, t, n->in[5]);
-    rlx_tk_in(L, t, n->in[1]);
-    if (has_b2) rlx_tk_in(L, t, n->in[2]);
-    rlx_tk_out(L, t, n->out[0]);
-    rlx_tk_i(t, "n", x->dims[0]);
-    rlx_tk_i(t, "c", x->dims[1]);
-    rlx_tk_i(t, "h", x->dims[2]);
-    rlx_tk_i(t, "w", x->dims[3]);
-    rlx_tk_i(t, "e", y->dims[1]);
-    rlx_tk_i(t, "has_b1", has_b1);
-    rlx_tk_i(t, "act1", rlx_attr_i(n, "rlx_pw_act", 0));
-    rlx_tk_f(t, "act1_a", rlx_attr_f(n, "rlx_pw_act_a", 0));
-    rlx_tk_f(t, "act1_b", rlx_attr_f(n, "rlx_pw_act_b", 0));
-    rlx_tk_i(t, "oh", y->dims[2]);
-    rlx_tk_i(t, "ow", y->dims[3]);
+    RlxThunk *t = lower_pwdw_common(L, node, RLX_K_conv_pwdw_small_f32, w);
     rlx_tk_i(t, "kh", w->k[0]);
     rlx_tk_i(t, "kw", w->k[1]);
-    rlx_tk_i(t, "sh", w->s[0]);
-    rlx_tk_i(t, "sw", w->s[1]);
-    rlx_tk_i(t, "pt", w->pad_begin[0]);
-    rlx_tk_i(t, "pl", w->pad_begin[1]);
     rlx_tk_i(t, "dh", w->d[0]);
     rlx_tk_i(t, "dw", w->d[1]);
-    rlx_tk_i(t, "has_b2", has_b2);
-    rlx_tk_i(t, "act2", rlx_attr_i(n, "rlx_act", 0));
-    rlx_tk_f(t, "act2_a", rlx_attr_f(n, "rlx_act_a", 0));
-    rlx_tk_f(t, "act2_b", rlx_attr_f(n, "rlx_act_b", 0));
     t->scratch = (int64_t)rk_conv_pwdw_small_scratch(x->dims[1], y->dims[1], x->dims[2] * x->dims[3]);
 }
 
