@@ -1784,7 +1784,7 @@ static void stem_task(void *arg, int tid) {
 #endif
 
 /* ---- method 3: grouped convolutions of a few channels per group ----
- * ResNeXt's and RegNet's 3x3 convolutions have 4 to 16 output channels per
+ * ResNeXt's and RegNet's 3x3 convolutions have 4 to 32 output channels per
  * group: as im2col + GEMM each group is a product of fewer rows than the
  * register tile, after an im2col that copies every input 9 times (RegNet's
  * im2col was a fifth of its run). With AVX-512 and AVX2 they run direct (rlxc
@@ -1796,11 +1796,13 @@ static void stem_task(void *arg, int tid) {
  * 8 x 32 or 16 x 16; AVX2: 12, 4 channels x 24 columns) take each tap's
  * inputs with one load per vector of columns and one broadcast weight per
  * channel. The taps go in the GEMM's k order with one fma each and the
- * padding's zeros included; the epilogue is the GEMM's: the bits of method 1
- * (tests/unit/test_conv_grouped.c compares them). Columns past ow in a row
- * (s - ow of them) are computed and dropped. */
-/* rk_conv2d_grouped_ok's K <= 256 is the GEMM's one K block */
-typedef char rk_gc_one_k_block[RK_SGEMM_KC == 256 ? 1 : -1];
+ * padding's zeros included, K in the GEMM's blocks (two where K > 256:
+ * ResNeXt-50's last stage, 32 channels per group, K = 288, ran as 32 products
+ * of 49 x 32 x 288 after an im2col, 2.6x ONNX Runtime's time); the epilogue is
+ * the GEMM's: the bits of method 1 (tests/unit/test_conv_grouped.c compares
+ * them). Columns past ow in a row (s - ow of them) are computed and dropped. */
+/* rk_conv2d_grouped_ok's K <= 512 is at most two of the GEMM's K blocks */
+typedef char rk_gc_two_k_blocks[RK_SGEMM_KC == 256 ? 1 : -1];
 
 #if CONV_SIMD
 /* d[0, n) = 0 as copy_run copies (a loop of a few stores turns into a
@@ -1826,14 +1828,16 @@ static int grouped_ok(const rk_conv2d_f32_params *p) {
 }
 
 #if defined(__AVX512F__)
-/* The sums of NO channels (weights wt: K x NO) by NV vectors of 16 columns
- * from j0, tap k reading the planes at off[k] + j, into T (rows tstride apart). */
-DW_INLINE void gc_tile(int NO, int NV, const float *planes, const int64_t *off, const float *wt, int64_t k_all,
-                       int64_t j0, float *T, int64_t tstride) {
+/* The sums of NO channels (weights wt: K x wstride, these channels' first
+ * column at wt) over taps [k0, k1) by NV vectors of 16 columns from j0, tap k
+ * reading the planes at off[k] + j, into T (rows tstride apart); with add,
+ * plus what T holds (an earlier K block's sums, as the GEMM adds them). */
+DW_INLINE void gc_tile(int NO, int NV, const float *planes, const int64_t *off, const float *wt, int64_t wstride,
+                       int64_t k0, int64_t k1, int add, int64_t j0, float *T, int64_t tstride) {
     __m512 acc[16];
     for (int i = 0; i < NO * NV; i++) acc[i] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < k_all; k++) {
-        const float *src = planes + off[k] + j0, *wk = wt + k * NO;
+    for (int64_t k = k0; k < k1; k++) {
+        const float *src = planes + off[k] + j0, *wk = wt + k * wstride;
         __m512 xv[4];
         for (int v = 0; v < NV; v++) xv[v] = _mm512_loadu_ps(src + 16 * v);
         for (int o = 0; o < NO; o++) {
@@ -1842,17 +1846,21 @@ DW_INLINE void gc_tile(int NO, int NV, const float *planes, const int64_t *off, 
         }
     }
     for (int o = 0; o < NO; o++)
-        for (int v = 0; v < NV; v++) _mm512_storeu_ps(T + o * tstride + j0 + 16 * v, acc[o * NV + v]);
+        for (int v = 0; v < NV; v++) {
+            float *t = T + o * tstride + j0 + 16 * v;
+            _mm512_storeu_ps(t, add ? _mm512_add_ps(acc[o * NV + v], _mm512_loadu_ps(t)) : acc[o * NV + v]);
+        }
 }
 #else
 /* AVX2 (16 registers): the sums of 4 channels (o0 .. o0+3 of the NO in
- * wt's rows) by NV (1 or 3) vectors of 8 columns from j0: 12 chains of fmas
- * with three loads and four broadcasts per tap; the same order as above. */
+ * wt's rows) over taps [k0, k1) by NV (1 or 3) vectors of 8 columns from j0:
+ * 12 chains of fmas with three loads and four broadcasts per tap; the same
+ * order as above, and the same add. */
 DW_INLINE void gc_tile8(int NV, const float *planes, const int64_t *off, const float *wt, int NO, int o0,
-                        int64_t k_all, int64_t j0, float *T, int64_t tstride) {
+                        int64_t k0, int64_t k1, int add, int64_t j0, float *T, int64_t tstride) {
     __m256 acc[12];
     for (int i = 0; i < 4 * NV; i++) acc[i] = _mm256_setzero_ps();
-    for (int64_t k = 0; k < k_all; k++) {
+    for (int64_t k = k0; k < k1; k++) {
         const float *src = planes + off[k] + j0, *wk = wt + k * NO + o0;
         __m256 xv[3];
         for (int v = 0; v < NV; v++) xv[v] = _mm256_loadu_ps(src + 8 * v);
@@ -1862,7 +1870,10 @@ DW_INLINE void gc_tile8(int NV, const float *planes, const int64_t *off, const f
         }
     }
     for (int o = 0; o < 4; o++)
-        for (int v = 0; v < NV; v++) _mm256_storeu_ps(T + (o0 + o) * tstride + j0 + 8 * v, acc[o * NV + v]);
+        for (int v = 0; v < NV; v++) {
+            float *t = T + (o0 + o) * tstride + j0 + 8 * v;
+            _mm256_storeu_ps(t, add ? _mm256_add_ps(acc[o * NV + v], _mm256_loadu_ps(t)) : acc[o * NV + v]);
+        }
 }
 #endif
 
@@ -1883,8 +1894,9 @@ static GcScratch gc_scratch(const Conv *C, uint8_t *scr) {
     return S;
 }
 
-/* NO: the tile's channels, 4, 8 or 16 (NV = 16 / NO vectors of columns). */
-static int gc_channels(int64_t ocg) { return ocg <= 4 ? 4 : ocg <= 8 ? 8 : 16; }
+/* NO: the weights' columns, 4, 8, 16 or 32 (a tile takes 4, 8 or 16 of
+ * them, NV = 16 / its channels vectors of columns; 32 in two tiles). */
+static int gc_channels(int64_t ocg) { return ocg <= 4 ? 4 : ocg <= 8 ? 8 : ocg <= 16 ? 16 : 32; }
 
 /* Group gi's weights as K x NO (channels past ocg 0). */
 static void gc_pack_weights(const Conv *C, int64_t gi, float *wt) {
@@ -1940,26 +1952,36 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
                 }
                 zero_run(q + n, G->plane - n);
             }
+    /* K in the GEMM's blocks (at most two, rk_conv2d_grouped_ok): each
+     * block's sums from +0, then added to the earlier block's, as method 1's
+     * GEMM reads C back */
+    const int64_t kcs = (k_all + (k_all + RK_SGEMM_KC - 1) / RK_SGEMM_KC - 1) / ((k_all + RK_SGEMM_KC - 1) / RK_SGEMM_KC);
+    for (int64_t k0 = 0; k0 < k_all; k0 += kcs) {
+        const int64_t k1 = k0 + kcs < k_all ? k0 + kcs : k_all;
+        const int add = k0 > 0;
 #if defined(__AVX512F__)
-    for (int64_t j0 = 0; j0 < n; j0 += 16 * (16 / NO)) {
-        if (NO == 4) gc_tile(4, 4, planes, S->off, S->wt, k_all, j0, T, G->cols);
-        else if (NO == 8) gc_tile(8, 2, planes, S->off, S->wt, k_all, j0, T, G->cols);
-        else gc_tile(16, 1, planes, S->off, S->wt, k_all, j0, T, G->cols);
-    }
-#else
-    /* 24 columns at a time while they fit in T's rows (cols: a multiple of
-     * 64), then 8; four channels at a time, those past ocg skipped */
-    for (int o0 = 0; o0 < ocg; o0 += 4)
-        for (int64_t j0 = 0; j0 < n;) {
-            if (j0 + 24 <= G->cols) {
-                gc_tile8(3, planes, S->off, S->wt, NO, o0, k_all, j0, T, G->cols);
-                j0 += 24;
-            } else {
-                gc_tile8(1, planes, S->off, S->wt, NO, o0, k_all, j0, T, G->cols);
-                j0 += 8;
-            }
+        for (int64_t j0 = 0; j0 < n; j0 += 16 * (16 / (NO < 16 ? NO : 16))) {
+            if (NO == 4) gc_tile(4, 4, planes, S->off, S->wt, 4, k0, k1, add, j0, T, G->cols);
+            else if (NO == 8) gc_tile(8, 2, planes, S->off, S->wt, 8, k0, k1, add, j0, T, G->cols);
+            else
+                for (int o0 = 0; o0 < NO; o0 += 16)
+                    gc_tile(16, 1, planes, S->off, S->wt + o0, NO, k0, k1, add, j0, T + o0 * G->cols, G->cols);
         }
+#else
+        /* 24 columns at a time while they fit in T's rows (cols: a multiple
+         * of 64), then 8; four channels at a time, those past ocg skipped */
+        for (int o0 = 0; o0 < ocg; o0 += 4)
+            for (int64_t j0 = 0; j0 < n;) {
+                if (j0 + 24 <= G->cols) {
+                    gc_tile8(3, planes, S->off, S->wt, NO, o0, k0, k1, add, j0, T, G->cols);
+                    j0 += 24;
+                } else {
+                    gc_tile8(1, planes, S->off, S->wt, NO, o0, k0, k1, add, j0, T, G->cols);
+                    j0 += 8;
+                }
+            }
 #endif
+    }
     /* each output row: its first ow sums, with the GEMM's epilogue */
     const int64_t act = p->act;
     const float lo = (float)p->act_a, hi = (float)p->act_b;

@@ -377,19 +377,20 @@ size_t rk_conv2d_scratch(int64_t ocg, int64_t kdim, int64_t nblk, int transposed
 
 /* conv2d_f32's method 3 (rk_convgemm.c): a grouped convolution of a few
  * output channels per group (ResNeXt's and RegNet's 3x3), which AVX-512
- * and AVX2 builds compute directly, without im2col, with method 1's sums (its one K
- * block: K = cg kh kw <= 256, the GEMM's KC; taps in its order, one fma each,
- * padding as 0), and portable builds by method 1 on the same unpacked weights.
+ * and AVX2 builds compute directly, without im2col, with method 1's sums (its K
+ * blocks: K = cg kh kw <= 512, at most two of the GEMM's KC, each block's sums
+ * added to the one before; taps in its order, one fma each, padding as 0), and
+ * portable builds by method 1 on the same unpacked weights.
  * Where it applies; and its geometry, which rlxc and the kernel share: output
  * rows in bands of `band`, each band's input copied as sw phases per (input
  * channel, kernel row) of `s` floats per output row, so that tap kx of
  * output column x of band row r is element r s + x + kx / sw of phase kx % sw
  * (plane floats apart: a band's rows plus room for vectors past the end). */
-enum { RK_GC_MAX_OCG = 16, RK_GC_BAND = 256 };
+enum { RK_GC_MAX_OCG = 32, RK_GC_BAND = 256 };
 static inline int rk_conv2d_grouped_ok(int64_t group, int64_t cg, int64_t ocg, int64_t kh, int64_t kw, int64_t sh,
                                        int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl) {
     return group > 1 && cg >= 1 && ocg >= 1 && ocg <= RK_GC_MAX_OCG && kh >= 1 && kh <= 7 && kw >= 1 && kw <= 7 &&
-           cg * kh * kw <= 256 && sh == sw && (sw == 1 || sw == 2) && dh == 1 && dw == 1 && pt >= 0 && pl >= 0;
+           cg * kh * kw <= 512 && sh == sw && (sw == 1 || sw == 2) && dh == 1 && dw == 1 && pt >= 0 && pl >= 0;
 }
 typedef struct {
     int64_t s, band, plane, planes, cols;   /* cols: a band's columns rounded up to 64 */

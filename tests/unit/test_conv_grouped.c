@@ -3,10 +3,11 @@
  * builds compute directly (no im2col) and portable builds by method 1. Either way
  * the output must be method 1's, bit for bit: each geometry runs both (on
  * the same unpacked weights) at 1 and 3 threads, and method 1 is checked
- * against a double-precision sum. Geometries: 1 to 16 output channels per
- * group (each of the kernel's three tile shapes, and counts between them),
- * 1 to 28 input channels per group (K up to 252, and 288, past the one K
- * block, where method 3 must fall back), 1x1 to 7x7 and 3x1 kernels,
+ * against a double-precision sum. Geometries: 1 to 32 output channels per
+ * group (each of the kernel's three tile shapes, counts between them, and
+ * two 16-channel tiles), 1 to 56 input channels per group (K up to 252 in
+ * one of the GEMM's K blocks, 288 to 504 in two, whose sums method 3 must
+ * add as the GEMM does), 1x1 to 7x7 and 3x1 kernels,
  * strides 1 and 2, pads 0 to 3 on either side, widths 1 to 70 and heights
  * of several bands, a batch, and the epilogues (bias, residual, ReLU,
  * Clip, SiLU). NaN and inf sit at the ends of rows, where a tap that read
@@ -113,12 +114,27 @@ static void run_geo(Geo g) {
 }
 
 Test(conv_grouped, channels_per_group) {
-    /* the 4x64, 8x32 and 16x16 tiles, the counts between them; cg to 28 (K 252) and 32 (K 288: method 1) */
+    /* the 4x64, 8x32 and 16x16 tiles, the counts between them; cg to 28 (K 252) and 32 (K 288: two K blocks) */
     const int64_t ocgs[] = {1, 3, 4, 5, 8, 12, 16}, cgs[] = {1, 4, 8, 16, 28, 32};
     for (size_t i = 0; i < sizeof ocgs / sizeof *ocgs; i++)
         for (size_t j = 0; j < sizeof cgs / sizeof *cgs; j++)
             run_geo((Geo){.group = 3, .cg = cgs[j], .ocg = ocgs[i], .h = 9, .w = 11, .kh = 3, .kw = 3, .s = 1 + (j & 1),
                           .pt = 1, .pb = 1, .pl = 1, .pr = 1});
+}
+
+Test(conv_grouped, two_k_blocks_and_32_channels) {
+    /* ResNeXt-50's last stage (32 channels per group, K 288, 7x7, and its
+     * stride-2 entry from 14x14), 17 and 24 channels (a second, part-empty
+     * tile), K 504 (two blocks of 252) */
+    run_geo((Geo){.group = 4, .cg = 32, .ocg = 32, .h = 7, .w = 7, .kh = 3, .kw = 3, .s = 1, .pt = 1, .pb = 1,
+                  .pl = 1, .pr = 1, .act = RS_ACT_RELU});
+    run_geo((Geo){.group = 3, .cg = 32, .ocg = 32, .h = 14, .w = 14, .kh = 3, .kw = 3, .s = 2, .pt = 1, .pb = 1,
+                  .pl = 1, .pr = 1, .res = 1});
+    const int64_t ocgs[] = {17, 24, 32}, cgs[] = {29, 32, 56};
+    for (size_t i = 0; i < sizeof ocgs / sizeof *ocgs; i++)
+        for (size_t j = 0; j < sizeof cgs / sizeof *cgs; j++)
+            run_geo((Geo){.group = 2, .cg = cgs[j], .ocg = ocgs[i], .h = 9, .w = 13, .kh = 3, .kw = 3, .s = 1 + (i & 1),
+                          .pt = 1, .pb = 1, .pl = 1, .pr = 1, .act = j == 1 ? RS_ACT_SILU : RS_ACT_NONE});
 }
 
 Test(conv_grouped, widths_heights_strides_pads) {
