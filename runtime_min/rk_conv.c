@@ -190,6 +190,7 @@ typedef struct {
     float *y;
     int64_t ntasks;
     rk_queue *q;   /* channels in runs, POOL_RUNS per thread (rk_take) */
+    void (*plane)(const rk_pool_nd_params *p, const float *x, float *y);   /* 2-D paths: one channel */
 } PoolF32;
 
 enum { POOL_RUNS = 4 };
@@ -394,12 +395,13 @@ static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *
     }
 }
 
-static void maxpool2d_task(void *arg, int tid) {
+/* The 2-D paths' task: M->plane on each of its channels */
+static void pool2d_task(void *arg, int tid) {
     const PoolF32 *M = arg;
     const rk_pool_nd_params *p = M->p;
     int64_t plane = p->in_dims[1] * p->in_dims[2], oplane = p->out_dims[1] * p->out_dims[2];
     for (int64_t cursor = 0, q = -1, q1 = 0; rk_next_item(M->q, (int)M->ntasks, tid, POOL_RUNS, p->nc, &cursor, &q, &q1);)
-        maxpool2d_plane(p, M->x + q * plane, M->y + q * oplane);
+        M->plane(p, M->x + q * plane, M->y + q * oplane);
 }
 
 /* Below this many window taps a pooling runs on one thread. */
@@ -408,11 +410,13 @@ static void maxpool2d_task(void *arg, int tid) {
 /* An f32 pooling fast path: task over runs of contiguous channels, on the
  * context's threads when there are at least min_taps window taps. */
 static int pool_f32_run(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x, float *y, double taps,
-                        double min_taps, void (*task)(void *, int)) {
+                        double min_taps, void (*task)(void *, int),
+                        void (*plane)(const rk_pool_nd_params *, const float *, float *)) {
     PoolF32 M;
     M.p = p;
     M.x = x;
     M.y = y;
+    M.plane = plane;
     int64_t nt = ctx && ctx->pool && ctx->nthreads > 1 && taps >= min_taps ? ctx->nthreads : 1;
     rk_queue q;
     M.ntasks = rk_queue_init(&q, nt < p->nc ? nt : (p->nc > 0 ? p->nc : 1));
@@ -421,9 +425,18 @@ static int pool_f32_run(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x,
     return RLX_OK;
 }
 
-static int maxpool2d_f32(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x, float *y) {
+/* 2-D f32 pooling of one image's planes (the window's first axis 1, no
+ * dilation): what the max and average fast paths take */
+static int pool2d_f32_ok(const rk_pool_nd_params *p) {
+    return p->dtype == RLX_F32 && !p->has_indices && p->in_dims[0] == 1 && p->out_dims[0] == 1 && p->k[0] == 1 &&
+           p->d[1] == 1 && p->d[2] == 1 && p->nc >= 0 && p->s[1] > 0 && p->s[2] > 0 && p->pb[0] == 0 &&
+           p->pb[1] >= 0 && p->pb[2] >= 0 && !bad_geometry(p->in_dims, p->out_dims, p->k, p->s, p->d);
+}
+
+static int pool2d_f32(rk_ctx *ctx, const rk_pool_nd_params *p, const float *x, float *y,
+                      void (*plane)(const rk_pool_nd_params *, const float *, float *)) {
     double taps = (double)p->nc * (double)p->out_dims[1] * (double)p->out_dims[2] * (double)p->k[1] * (double)p->k[2];
-    return pool_f32_run(ctx, p, x, y, taps, POOL_THREAD_MIN_TAPS, maxpool2d_task);
+    return pool_f32_run(ctx, p, x, y, taps, POOL_THREAD_MIN_TAPS, pool2d_task, plane);
 }
 
 /* Global average pooling of f32 planes (the window is the whole plane, no
@@ -447,7 +460,7 @@ enum { GAP_LANES = 64 };
 #define GAP_ZERO() _mm512_setzero_ps()
 #define GAP_ADD(a, b) _mm512_add_ps(a, b)
 #define GAP_LOAD(p) _mm512_loadu_ps(p)
-#define GAP_LOADN(p, t) _mm512_maskz_loadu_ps((__mmask16)((t) >= 16 ? 0xffff : (t) <= 0 ? 0 : (1u << (t)) - 1), p)
+#define GAP_LOADN(p, t) _mm512_maskz_loadu_ps(rk_v16_lanes(t), p)
 #else
 #define GAP_W 8
 #define GAP_V __m256
@@ -528,20 +541,14 @@ static int64_t average_count(const rk_pool_nd_params *p, const Window *w) {
 }
 
 /* 2-D f32 average pooling (DenseNet's transitions: 2x2 at stride 2): the
- * columns whose window lies inside the row in vectors of outputs (AVX-512
- * 16, AVX2 8), each tap a whole vector of inputs (at column stride 2 the
- * even lanes of two), the sums in the generic path's order (the window's
+ * columns whose window lies inside the row in vectors of 16 outputs with
+ * AVX-512 (a plain loop per output in other builds), each tap a whole
+ * vector of inputs (at column stride 2 the even lanes of two), the sums in
+ * the generic path's order (the window's
  * rows, then its columns, from +0) and divided in float: the generic path's
  * bits (test_pool); the other columns by the generic path's own sum. It
  * walked each window with an index computation per tap: DenseNet-121's
  * three transition pools took 1.7 ms a run against ONNX Runtime's 0.12. */
-static int avgpool2d_ok(const rk_pool_nd_params *p) {
-    return p->op == 1 && p->dtype == RLX_F32 && !p->has_indices && p->in_dims[0] == 1 && p->out_dims[0] == 1 &&
-           p->k[0] == 1 && p->d[1] == 1 && p->d[2] == 1 && p->nc >= 0 && p->s[1] > 0 && p->s[2] > 0 &&
-           p->pb[0] == 0 && p->pb[1] >= 0 && p->pb[2] >= 0 && p->pe[1] >= 0 && p->pe[2] >= 0 &&
-           !bad_geometry(p->in_dims, p->out_dims, p->k, p->s, p->d);
-}
-
 /* y[j] = sum over the kernel rows [tlo, thi) of rows (iy0 + ty) and
  * columns tx of x[row][(c0 + j) sw + tx - pl], j in [0, n), / count */
 static void avg_cols(const rk_pool_nd_params *p, const float *x, int64_t iy0, int64_t tlo, int64_t thi, int64_t c0,
@@ -552,7 +559,7 @@ static void avg_cols(const rk_pool_nd_params *p, const float *x, int64_t iy0, in
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     for (; j < n; j += 16) {
         int64_t m = n - j < 16 ? n - j : 16;
-        __mmask16 k1 = (__mmask16)(m >= 16 ? 0xffff : (1u << m) - 1);
+        __mmask16 k1 = rk_v16_lanes(m);
         __m512 acc = _mm512_setzero_ps();
         for (int64_t ty = tlo; ty < thi; ty++) {
             const float *row = x + (iy0 + ty) * w + (c0 + j) * sw - pl;
@@ -563,10 +570,8 @@ static void avg_cols(const rk_pool_nd_params *p, const float *x, int64_t iy0, in
                 } else if (sw == 2) {
                     /* lanes 2i of 2m - 1 floats: the even ones of two vectors */
                     int64_t need = 2 * m - 1;
-                    __mmask16 a = (__mmask16)(need >= 16 ? 0xffff : (1u << need) - 1);
-                    __mmask16 b = (__mmask16)(need <= 16 ? 0 : need >= 32 ? 0xffff : (1u << (need - 16)) - 1);
-                    v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(a, row + tx), even,
-                                               _mm512_maskz_loadu_ps(b, row + tx + 16));
+                    v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(rk_v16_lanes(need), row + tx), even,
+                                               _mm512_maskz_loadu_ps(rk_v16_lanes(need - 16), row + tx + 16));
                 } else {
                     float t[16] = {0};
                     for (int64_t i = 0; i < m; i++) t[i] = row[tx + i * sw];
@@ -618,14 +623,6 @@ static void avgpool2d_plane(const rk_pool_nd_params *p, const float *x, float *y
             yr[ox] = count <= 0 ? 0.0f : (float)window_sum_f32(p, &wd, x) / (float)count;
         }
     }
-}
-
-static void avgpool2d_task(void *arg, int tid) {
-    const PoolF32 *M = arg;
-    const rk_pool_nd_params *p = M->p;
-    int64_t plane = p->in_dims[1] * p->in_dims[2], oplane = p->out_dims[1] * p->out_dims[2];
-    for (int64_t cursor = 0, q = -1, q1 = 0; rk_next_item(M->q, (int)M->ntasks, tid, POOL_RUNS, p->nc, &cursor, &q, &q1);)
-        avgpool2d_plane(p, M->x + q * plane, M->y + q * oplane);
 }
 
 /* The generic pooling of plane q (channel q of an image): max (with
@@ -701,16 +698,11 @@ int rk_pool_nd(rk_ctx *ctx, const void *params, const void *const *in, void *con
     const rk_pool_nd_params *p = params;
     if (is_global_avg_f32(p))   /* one add per tap: worth a second thread from 16 K taps on */
         return pool_f32_run(ctx, p, in[0], out[0], (double)p->nc * (double)vol3(p->in_dims),
-                            POOL_THREAD_MIN_TAPS / 4, global_avg_task);
-    if (p->op == 0 && p->dtype == RLX_F32 && !p->has_indices && p->in_dims[0] == 1 && p->out_dims[0] == 1 &&
-        p->k[0] == 1 && p->d[1] == 1 && p->d[2] == 1 && p->nc >= 0 && p->s[1] > 0 && p->s[2] > 0 &&
-        p->pb[0] == 0 && p->pb[1] >= 0 && p->pb[2] >= 0 &&
-        !bad_geometry(p->in_dims, p->out_dims, p->k, p->s, p->d))
-        return maxpool2d_f32(ctx, p, in[0], out[0]);
-    if (avgpool2d_ok(p)) {
-        double taps = (double)p->nc * (double)p->out_dims[1] * (double)p->out_dims[2] * (double)p->k[1] * (double)p->k[2];
-        return pool_f32_run(ctx, p, in[0], out[0], taps, POOL_THREAD_MIN_TAPS, avgpool2d_task);
-    }
+                            POOL_THREAD_MIN_TAPS / 4, global_avg_task, NULL);
+    if (p->op == 0 && pool2d_f32_ok(p)) return pool2d_f32(ctx, p, in[0], out[0], maxpool2d_plane);
+    /* average: the divisor counts taps in the end pads too */
+    if (p->op == 1 && pool2d_f32_ok(p) && p->pe[1] >= 0 && p->pe[2] >= 0)
+        return pool2d_f32(ctx, p, in[0], out[0], avgpool2d_plane);
     int dt = (int)p->dtype;
     int is_float = dt == RLX_F32 || dt == RLX_F64 || dt == RLX_F16 || dt == RLX_BF16;
     if (p->nc < 0 || p->op < 0 || p->op > 2 || bad_geometry(p->in_dims, p->out_dims, p->k, p->s, p->d) ||

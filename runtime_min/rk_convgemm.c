@@ -1124,6 +1124,34 @@ static void dw_lanes_back(const float *tout, int64_t n, int64_t nch, int64_t nq,
     for (int c = 0; c < nch; c++) DL_STORE_N(n, y + c * nq, r[c]);
 }
 
+/* A whole plane: input position q's channels are the first `lanes` floats
+ * at t + q * ldt (the others 0), spread into the zero-padded plane tin
+ * (padded row ry is input row ry - pt, its column c input column c - pl),
+ * then the sums into tout and nch channels' planes back into y (oh*ow
+ * apart). t may be tout: it is read before the sums write tout. */
+static void dw_lanes_plane(const rk_conv2d_f32_params *p, const float *t, int64_t ldt, int64_t lanes, const float *wl,
+                           dl_vec bv, dl_bias_mask has_bias, float *tin, float *tout, float *y, int64_t nch) {
+    const int64_t nq = p->oh * p->ow;
+    const int64_t hp = dw_span(p->oh, p->sh, p->kh, p->dh), wp = dw_span(p->ow, p->sw, p->kw, p->dw);
+    int64_t lo = p->pl < wp ? p->pl : wp, hi = p->pl + p->w < wp ? p->pl + p->w : wp;
+    for (int64_t ry = 0; ry < hp; ry++) {
+        float *dst = tin + ry * wp * DL;
+        int64_t iy = ry - p->pt;
+        if (iy < 0 || iy >= p->h || hi <= lo) {
+            memset(dst, 0, sizeof(float) * (size_t)(wp * DL));
+            continue;
+        }
+        memset(dst, 0, sizeof(float) * (size_t)(lo * DL));
+        const float *src = t + iy * p->w * ldt;
+        for (int64_t c = lo; c < hi; c++) DL_STORE(dst + c * DL, DL_LOAD_N(lanes, src + (c - p->pl) * ldt));
+        memset(dst + hi * DL, 0, sizeof(float) * (size_t)((wp - hi) * DL));
+    }
+    memset(tin + hp * wp * DL, 0, sizeof(float) * DW_SLACK * DL);
+    dw_lanes_run(p, tin, wp, p->oh, tout, wl, bv, has_bias);
+    for (int64_t q0 = 0; q0 < nq; q0 += DL)
+        dw_lanes_back(tout + q0 * DL, nq - q0 < DL ? nq - q0 : DL, nch, nq, y + q0);
+}
+
 /* wl (taps x DL) and bl (DL) from nch channels' weights (taps each) and
  * bias (or NULL), zeros in the other lanes */
 static void dw_lanes_weights(const float *w, const float *bias, int64_t nch, int64_t taps, float *wl, float *bl) {
@@ -1151,29 +1179,14 @@ static void dw_lanes_block(const rk_conv2d_f32_params *p, const float *x, const 
     if (hp * wp <= DW_LANES_IN && np <= DW_LANES_OUT && nq <= DW_LANES_OUT) {
         /* the whole plane: DL positions of the flat plane per transpose
          * (rows of a 7x7 plane are shorter than a vector), then spread into
-         * the padded plane */
+         * the padded plane (which reads tout before the sums write it) */
         for (int64_t p0 = 0; p0 < np; p0 += DL) {
             int64_t n = np - p0 < DL ? np - p0 : DL;
             for (int c = 0; c < DL; c++) r[c] = c < nch ? DL_LOAD_N(n, x + c * np + p0) : DL_ZERO();
             DL_TR(r);
             for (int i = 0; i < n; i++) DL_STORE(tout + (p0 + i) * DL, r[i]);
         }
-        /* padded row ry is input row ry - pt; its columns c are input columns c - pl */
-        for (int64_t ry = 0; ry < hp; ry++) {
-            float *dst = tin + ry * wp * DL;
-            int64_t iy = ry - p->pt, lo = p->pl < wp ? p->pl : wp, hi = p->pl + p->w < wp ? p->pl + p->w : wp;
-            if (iy < 0 || iy >= p->h || hi <= lo) {
-                memset(dst, 0, sizeof(float) * (size_t)(wp * DL));
-                continue;
-            }
-            memset(dst, 0, sizeof(float) * (size_t)(lo * DL));
-            memcpy(dst + lo * DL, tout + iy * p->w * DL, sizeof(float) * (size_t)((hi - lo) * DL));
-            memset(dst + hi * DL, 0, sizeof(float) * (size_t)((wp - hi) * DL));
-        }
-        memset(tin + hp * wp * DL, 0, sizeof(float) * DW_SLACK * DL);
-        dw_lanes_run(p, tin, wp, p->oh, tout, wl, bv, has_bias);
-        for (int64_t q0 = 0; q0 < nq; q0 += DL)
-            dw_lanes_back(tout + q0 * DL, nq - q0 < DL ? nq - q0 : DL, nch, nq, y + q0);
+        dw_lanes_plane(p, tout, DL, DL, wl, bv, has_bias, tin, tout, y, nch);
         return;
     }
     int64_t nb = dw_lanes_band(p);
@@ -1196,32 +1209,13 @@ static void dw_lanes_block(const rk_conv2d_f32_params *p, const float *x, const 
  * load, where dw_lanes_block turns DL planes. */
 static void dw_lanes_from_t(const rk_conv2d_f32_params *p, const float *t, int64_t ldt, const float *w,
                             const float *bias, float *y, int64_t nch) {
-    const int64_t nq = p->oh * p->ow, taps = p->kh * p->kw;
-    const int64_t hp = dw_span(p->oh, p->sh, p->kh, p->dh), wp = dw_span(p->ow, p->sw, p->kw, p->dw);
     float tin[(DW_LANES_IN + DW_SLACK) * DL];
     float tout[DW_LANES_OUT * DL];
     float wl[DW_LANES_TAPS * DL];
     float bl[DL];
-    dw_lanes_weights(w, bias, nch, taps, wl, bl);
+    dw_lanes_weights(w, bias, nch, p->kh * p->kw, wl, bl);
     dl_vec bv = DL_LOAD(bl);
-    dl_bias_mask has_bias = bias ? DL_BIAS_MASK(bv) : DL_NO_BIAS();
-    int64_t lo = p->pl < wp ? p->pl : wp, hi = p->pl + p->w < wp ? p->pl + p->w : wp;
-    for (int64_t ry = 0; ry < hp; ry++) {
-        float *dst = tin + ry * wp * DL;
-        int64_t iy = ry - p->pt;
-        if (iy < 0 || iy >= p->h || hi <= lo) {
-            memset(dst, 0, sizeof(float) * (size_t)(wp * DL));
-            continue;
-        }
-        memset(dst, 0, sizeof(float) * (size_t)(lo * DL));
-        const float *src = t + iy * p->w * ldt;
-        for (int64_t c = lo; c < hi; c++) DL_STORE(dst + c * DL, DL_LOAD_N(nch, src + (c - p->pl) * ldt));
-        memset(dst + hi * DL, 0, sizeof(float) * (size_t)((wp - hi) * DL));
-    }
-    memset(tin + hp * wp * DL, 0, sizeof(float) * DW_SLACK * DL);
-    dw_lanes_run(p, tin, wp, p->oh, tout, wl, bv, has_bias);
-    for (int64_t q0 = 0; q0 < nq; q0 += DL)
-        dw_lanes_back(tout + q0 * DL, nq - q0 < DL ? nq - q0 : DL, nch, nq, y + q0);
+    dw_lanes_plane(p, t, ldt, nch, wl, bv, bias ? DL_BIAS_MASK(bv) : DL_NO_BIAS(), tin, tout, y, nch);
 }
 #endif
 
@@ -1955,7 +1949,7 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
     /* K in the GEMM's blocks (at most two, rk_conv2d_grouped_ok): each
      * block's sums from +0, then added to the earlier block's, as method 1's
      * GEMM reads C back */
-    const int64_t kcs = (k_all + (k_all + RK_SGEMM_KC - 1) / RK_SGEMM_KC - 1) / ((k_all + RK_SGEMM_KC - 1) / RK_SGEMM_KC);
+    const int64_t kcs = rk_sgemm_kc_step(k_all);
     for (int64_t k0 = 0; k0 < k_all; k0 += kcs) {
         const int64_t k1 = k0 + kcs < k_all ? k0 + kcs : k_all;
         const int add = k0 > 0;

@@ -95,12 +95,7 @@ typedef char rk_gemm_layout_as_described[NR == RK_SGEMM_COL_STEP ? 1 : -1];
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t roundup(int64_t x, int64_t r) { return (x + r - 1) / r * r; }
 
-/* K is cut into the fewest blocks of at most KC, all of (nearly) equal size. */
-static int64_t kc_step(int64_t k) {
-    if (k <= 0) return 1;
-    int64_t nblocks = (k + KC - 1) / KC;
-    return (k + nblocks - 1) / nblocks;
-}
+static int64_t kc_step(int64_t k) { return rk_sgemm_kc_step(k); }
 
 size_t rk_sgemm_scratch_size(int64_t m, int64_t n, int64_t k) {
     if (m <= 0 || n <= 0 || k <= 0) return 0;
@@ -1425,9 +1420,10 @@ void rk_sgemm_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1, void *scratch
 /* The sums of rows i0 .. i0+rows-1 (at most 4; rows past m repeat row i0,
  * unstored) against np panels of B (np x NR columns; np panels each kc
  * deep, kc * NR floats apart), into acc[r][q * NR + j]. The SIMD variants
- * keep four named rows of sums (np = 2 on AVX-512: eight registers of
- * sixteen) so that they stay in registers; the portable one keeps the short
- * loop. Either way every sum sees the same operations in the same order. */
+ * keep four named rows of sums (AVX2: one panel, eight registers; AVX-512:
+ * four panels, sixteen) so that they stay in registers; the portable one
+ * keeps the short loop. Either way every sum sees the same operations in
+ * the same order. */
 #if RK_GEMM_AVX2 && !defined(__AVX512F__)
 #define FEW_NP 1
 /* AVX2: the four rows' sums of 16 columns in eight registers. B's two

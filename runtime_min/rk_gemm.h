@@ -161,6 +161,15 @@ void rk_sgemm_cols(const rk_sgemm_args *args, int64_t n0, int64_t n1, void *scra
  * same operations whatever panels are beside it. */
 #define RK_SGEMM_KC 256
 #define RK_SGEMM_NC 2048
+/* How K is cut: into the fewest blocks of at most RK_SGEMM_KC, all of
+ * (nearly) equal size, this many rows each but the last. Each block's sums
+ * begin at +0 and are added to C after the first: a kernel that promises
+ * the GEMM's bits over K > RK_SGEMM_KC sums in these blocks too. */
+static inline int64_t rk_sgemm_kc_step(int64_t k) {
+    if (k <= 0) return 1;
+    int64_t nblocks = (k + RK_SGEMM_KC - 1) / RK_SGEMM_KC;
+    return (k + nblocks - 1) / nblocks;
+}
 static inline int64_t rk_sgemm_packed_b_cols(int64_t n, int64_t k, int64_t n0, int64_t n1) {
     if (k < 1 || k > RK_SGEMM_KC || n > RK_SGEMM_NC || n0 < 0 || n0 >= n1 || n1 > n) return -1;
     if (n0 % RK_SGEMM_COL_STEP || (n1 != n && n1 % RK_SGEMM_COL_STEP)) return -1;

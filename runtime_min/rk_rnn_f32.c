@@ -51,12 +51,12 @@ void rk_rnn_act_f32(float *y, int64_t n, int64_t act) {
  * y = h. rf_lstm_step's passes over the gates, one operation at a time,
  * were 16% of a hidden-256 LSTM's time; these are the same operations per
  * element (the activations rk_vmath.h's, products and sums unfused), so
- * the same bits. pre is left holding the gates' pre-activations. */
+ * the same bits. pre is only read: nothing reads the gates after the step. */
 #if defined(__AVX512F__)
 #define LG_W 16
 #define LG_V __m512
 #define LG_M __mmask16
-#define LG_MASK(n) ((__mmask16)((n) >= 16 ? 0xffff : (1u << (n)) - 1))
+#define LG_MASK(n) rk_v16_lanes(n)
 #define LG_LOAD(m, p) _mm512_maskz_loadu_ps(m, p)
 #define LG_STORE(m, p, v) _mm512_mask_storeu_ps(p, m, v)
 #define LG_ADD(a, b) _mm512_add_ps(a, b)
@@ -76,25 +76,24 @@ void rk_rnn_act_f32(float *y, int64_t n, int64_t act) {
 #define LG_TANH(v) rk_v8_tanh(v)
 #endif
 
-void rk_rnn_lstm_gates_f32(float *pre, const float *x, float *c, float *hb, float *y, int64_t h) {
-    float *gi = pre, *go = pre + h, *gf = pre + 2 * h, *gc = pre + 3 * h;
+void rk_rnn_lstm_gates_f32(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h) {
+    const float *gi = pre, *go = pre + h, *gf = pre + 2 * h, *gc = pre + 3 * h;
     const float *xi = x, *xo = x + h, *xf = x + 2 * h, *xc = x + 3 * h;
 #ifdef LG_W
     for (int64_t j = 0; j < h; j += LG_W) {
         LG_M m = LG_MASK(h - j);   /* one loop for the tail too */
         LG_V pi = LG_ADD(LG_LOAD(m, gi + j), LG_LOAD(m, xi + j)), po = LG_ADD(LG_LOAD(m, go + j), LG_LOAD(m, xo + j));
         LG_V pf = LG_ADD(LG_LOAD(m, gf + j), LG_LOAD(m, xf + j)), pc = LG_ADD(LG_LOAD(m, gc + j), LG_LOAD(m, xc + j));
-        LG_STORE(m, gi + j, pi), LG_STORE(m, go + j, po), LG_STORE(m, gf + j, pf), LG_STORE(m, gc + j, pc);
         LG_V cn = LG_ADD(LG_MUL(LG_SIG(pf), LG_LOAD(m, c + j)), LG_MUL(LG_SIG(pi), LG_TANH(pc)));
         LG_V hn = LG_MUL(LG_SIG(po), LG_TANH(cn));
         LG_STORE(m, c + j, cn), LG_STORE(m, hb + j, hn), LG_STORE(m, y + j, hn);
     }
 #else
     for (int64_t j = 0; j < h; j++) {
-        gi[j] += xi[j], go[j] += xo[j], gf[j] += xf[j], gc[j] += xc[j];
-        float cn = rs_sigmoid(gf[j]) * c[j] + rs_sigmoid(gi[j]) * rs_tanh(gc[j]);
+        float pi = gi[j] + xi[j], po = go[j] + xo[j], pf = gf[j] + xf[j], pc = gc[j] + xc[j];
+        float cn = rs_sigmoid(pf) * c[j] + rs_sigmoid(pi) * rs_tanh(pc);
         c[j] = cn;
-        hb[j] = y[j] = rs_sigmoid(go[j]) * rs_tanh(cn);
+        hb[j] = y[j] = rs_sigmoid(po) * rs_tanh(cn);
     }
 #endif
 }

@@ -87,6 +87,11 @@
 #undef RV_ANY
 #undef RV_ALL
 
+/* lanes [0, n) of a 16-lane mask (none for n <= 0, all for n >= 16) */
+RV_ATTR __mmask16 rk_v16_lanes(int64_t n) {
+    return (__mmask16)(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1);
+}
+
 /* rs_act on 16 lanes: relu keeps NaN (x > 0 or unordered), clip's ordered
  * compares pass NaN through, as rs_relu and rs_clip */
 RV_ATTR __m512 rk_v16_act(__m512 x, int kind, float a, float b) {

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "rk_gemm.h"
+#include "refsum.h"
 #include "rlx_rt.h"
 #include "rlx_scalar.h"
 
@@ -102,18 +103,10 @@ static void run_case(const Case *k) {
     float *m = malloc(nm * 4), *apart = malloc(ny * 4), *fused = malloc(ny * 4);
     cr_assert_eq(rk_conv2d_f32(&one, &pw, (const void *const[]){x, packed, b1}, OUT(m)), 0);
     cr_assert_eq(rk_conv2d_f32(&one, &dw, (const void *const[]){m, w2, k->b2 ? (const void *)b2 : NULL}, OUT(apart)), 0);
-    double worst = 0;
-    size_t special = 0;
-    for (size_t i = 0; i < ny; i++) {
-        if (!isfinite(want[i])) {
-            special += isnan(want[i]) ? !isnan(apart[i]) : (double)apart[i] != want[i];
-            continue;
-        }
-        double err = fabs((double)apart[i] - want[i]) / (1 + fabs(want[i]));
-        if (err > worst) worst = err;
-    }
-    cr_expect_lt(worst, 1e-5, "apart: worst error %g", worst);
-    cr_expect_eq(special, 0, "apart: %zu NaN/inf outputs differ from the definition", special);
+    RefErr err = {0, 0};
+    for (size_t i = 0; i < ny; i++) ref_compare(&err, want[i], apart[i]);
+    cr_expect_lt(err.worst, 1e-5, "apart: worst error %g", err.worst);
+    cr_expect_eq(err.special_wrong, 0, "apart: %zu NaN/inf outputs differ from the definition", err.special_wrong);
 
     rk_conv_pwdw_small_f32_params p = {.n = k->n, .c = k->c, .h = k->h, .w = k->w, .e = k->e, .has_b1 = k->b1,
                                        .act1 = k->act1, .act1_b = 6, .oh = oh, .ow = ow, .kh = k->kh, .kw = k->kw,
