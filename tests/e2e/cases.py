@@ -1278,6 +1278,38 @@ def concat(m, rng):
 
 
 @case
+def concat_in_place(m, rng):
+    # The C target's plan puts a Concat's inputs in their parts of its output
+    # (plan.c): a chain of Concats each beginning with the one before
+    # (DenseNet's blocks), one's output also read by an elementwise op (which
+    # must not write over the chain's buffer), a value twice in one Concat, and
+    # parts at an unaligned offset (48 bytes), which keep their copies.
+    x = m.inp("x", randn(rng, 1, 16, 2, 2))
+    h = m.inp("h", randn(rng, 1, 3, 2, 2))
+    m.node("Relu", ["x"], "f0")
+    m.node("Neg", ["f0"], "f1")
+    m.node("Concat", ["f0", "f1"], "c1", axis=1)
+    m.node("Add", ["c1", "c1"], "y1")
+    m.node("Tanh", ["f1"], "f2")
+    m.node("Concat", ["f0", "f1", "f2"], "c2", axis=1)
+    m.node("Sigmoid", ["c2"], "y2")
+    m.node("Exp", ["x"], "g")
+    m.node("Concat", ["g", "g"], "twice", axis=1)
+    m.node("Relu", ["h"], "h0")
+    m.node("Neg", ["h0"], "h1")
+    m.node("Concat", ["h0", "h1"], "odd", axis=1)
+    f0 = np.maximum(x, 0)
+    f1 = -f0
+    c1 = np.concatenate([f0, f1], axis=1)
+    c2 = np.concatenate([f0, f1, np.tanh(f1)], axis=1)
+    h0 = np.maximum(h, 0)
+    m.out("y1", (c1 + c1).astype(F32))
+    m.out("y2", (1 / (1 + np.exp(-c2.astype(np.float64)))).astype(F32))
+    m.out("twice", np.concatenate([np.exp(x), np.exp(x)], axis=1).astype(F32))
+    m.out("odd", np.concatenate([h0, -h0], axis=1).astype(F32))
+
+
+@case
 def split(m, rng):
     x = m.inp("x", randn(rng, 2, 6, 4))
     y = m.inp("y", randn(rng, 7, 2))
