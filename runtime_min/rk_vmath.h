@@ -4,7 +4,8 @@
  * the file is compiled for AVX-512F, and the AVX2 instance (rk_v8_*, 8
  * floats) where it is compiled for AVX2. Both perform rlx_vmath.h's
  * operations in its order with exactly rounded vector instructions (no
- * FMA), so every lane equals the scalar rs_f* of rlx_scalar.h bit for bit:
+ * FMA; AVX-512's exp scales by vscalefps, which rounds p 2^n once as the
+ * integer form does), so every lane equals the scalar rs_f* of rlx_scalar.h bit for bit:
  * a kernel may apply an activation in registers, in a compiler-vectorized
  * loop or one element at a time and gets the same result
  * (tests/unit/test_vmath.c compares them on every instance the CPU runs).
@@ -59,7 +60,13 @@
 #define RVU_TOF(u) _mm512_cvtepi32_ps(u)
 #define RV_ANY(m) ((m) != 0)
 #define RV_ALL(m) ((m) == (__mmask16)0xffff)
+#define RV_MAX(c, x) _mm512_max_ps(c, x)
+#define RV_MIN(c, x) _mm512_min_ps(c, x)
+#define RV_SCALE(p, nf) _mm512_scalef_ps(p, nf)
 #include "rlx_vmath.h"
+#undef RV_MAX
+#undef RV_MIN
+#undef RV_SCALE
 #undef RV
 #undef RVU
 #undef RVM
@@ -139,7 +146,11 @@ RV_ATTR __m512 rk_v16_act(__m512 x, int kind, float a, float b) {
 #define RVU_TOF(u) _mm256_cvtepi32_ps(u)
 #define RV_ANY(m) (_mm256_movemask_ps(m) != 0)
 #define RV_ALL(m) (_mm256_movemask_ps(m) == 0xff)
+#define RV_MAX(c, x) _mm256_max_ps(c, x)
+#define RV_MIN(c, x) _mm256_min_ps(c, x)
 #include "rlx_vmath.h"
+#undef RV_MAX
+#undef RV_MIN
 #undef RV
 #undef RVU
 #undef RVM

@@ -29,6 +29,16 @@
  *                           the scalar instance defines them as 1 and 0, so
  *                           it computes both sides and its loops stay
  *                           branch-free and vectorize
+ * and, optionally, operations that give the bits of a sequence above in
+ * fewer instructions:
+ *     RV_MAX(c, x)          x < c ? c : x (x where x is NaN), RV_MIN(c, x)
+ *                           x > c ? c : x: the clamps (x86's maxps/minps
+ *                           with c first)
+ *     RV_SCALE(p, nf)       p * 2^nf rounded once, for an integral nf in
+ *                           [-151, 128] and p in [0.7, 1.5] (AVX-512's
+ *                           vscalefps): what exp_core_ computes otherwise
+ *                           from n's bits, in one or two multiplies, both
+ *                           exact but the last
  * and it #undefs nothing: the includer does.
  *
  * Accuracy against correctly rounded results (tests/unit/test_vmath.c
@@ -72,6 +82,11 @@
  * equal NaNs, whose product does not depend on the operands' order (a
  * compiler may swap them; x86 returns the first operand's NaN) */
 #define RV_NAN_IN_OUT_(x, y) RV_SEL(RV_EQ(x, x), y, x)
+#ifndef RV_MAX
+#define RV_MAX(c, x) RV_SEL(RV_LT(x, c), c, x)
+#define RV_MIN(c, x) RV_SEL(RV_GT(x, c), c, x)
+#define RV_CLAMPS_DEFAULT_
+#endif
 /* Horner steps: q = c + x*q */
 #define RV_HORNER_(q, x, c) ((q) = RV_ADD(RV_C(c), RV_MUL(x, q)))
 
@@ -80,10 +95,9 @@
  * only); a NaN gives some NaN, which the callers replace by x itself. */
 RV_DEF_ RV RV_FN(exp_core_)(RV x, int pos) {
     const float shift = 12582912.0f;   /* 1.5 * 2^23: t's last bit is 1 */
-    x = RV_SEL(RV_LT(x, RV_C(-104.0f)), RV_C(-104.0f), x);
+    x = RV_MAX(RV_C(-104.0f), x);
     RV t = RV_ADD(RV_MUL(x, RV_C(1.44269502f)), RV_C(shift));
-    RV nf = RV_SUB(t, RV_C(shift));
-    RVU n = RVU_SUB(RV_BITS(t), RVU_C(0x4b400000u));   /* round(x log2 e), in [-150, 128] */
+    RV nf = RV_SUB(t, RV_C(shift));   /* round(x log2 e), in [-150, 128] */
     RV r = RV_SUB(RV_SUB(x, RV_MUL(nf, RV_C(0.693359375f))), RV_MUL(nf, RV_C(-2.12194440e-4f)));
     RV q = RV_C(0.00138143194f);
     RV_HORNER_(q, r, 0.00836885069f);
@@ -91,6 +105,11 @@ RV_DEF_ RV RV_FN(exp_core_)(RV x, int pos) {
     RV_HORNER_(q, r, 0.166665196f);
     RV_HORNER_(q, r, 0.49999994f);
     RV p = RV_ADD(RV_C(1.0f), RV_ADD(r, RV_MUL(RV_MUL(r, r), q)));
+#ifdef RV_SCALE
+    (void)pos;
+    return RV_SCALE(p, nf);
+#else
+    RVU n = RVU_SUB(RV_BITS(t), RVU_C(0x4b400000u));
     if (RV_ANY(RV_LT(nf, RV_C(-126.0f))) || (pos && RV_ANY(RV_GT(nf, RV_C(127.0f))))) {
         /* 2^n = 2^n1 * 2^(n - n1), n1 = floor(n/2), both factors normal;
          * where 2^n itself is normal both forms round p * 2^n once, so
@@ -101,10 +120,11 @@ RV_DEF_ RV RV_FN(exp_core_)(RV x, int pos) {
         return RV_MUL(RV_MUL(p, s1), s2);
     }
     return RV_MUL(p, RV_FROM(RVU_SHL(RVU_ADD(n, RVU_C(127u)), 23)));
+#endif
 }
 
 RV_DEF_ RV RV_FN(exp)(RV x) {
-    return RV_NAN_IN_OUT_(x, RV_FN(exp_core_)(RV_SEL(RV_GT(x, RV_C(89.0f)), RV_C(89.0f), x), 1));
+    return RV_NAN_IN_OUT_(x, RV_FN(exp_core_)(RV_MIN(RV_C(89.0f), x), 1));
 }
 
 RV_DEF_ RV RV_FN(log)(RV x) {
@@ -168,7 +188,7 @@ RV_DEF_ RV RV_FN(erf)(RV x) {
         ys = RV_ADD(x, RV_MUL(x, q));
     }
     if (!RV_ALL(small)) {
-        RV t = RV_SEL(RV_GT(ax, RV_C(4.0f)), RV_C(4.0f), ax);
+        RV t = RV_MIN(RV_C(4.0f), ax);
         RV e = RV_FN(exp_core_)(RV_MUL(RV_MUL(t, t), RV_C(-1.0f)), 0);
         RV s = RV_SUB(t, RV_C(2.0f));
         RV q = RV_C(0.000142779521f);
@@ -202,8 +222,7 @@ RV_DEF_ RV RV_FN(gelu)(RV x) {
 /* HardSigmoid: alpha*x + beta clamped to [0, 1] (NaN passes) */
 RV_DEF_ RV RV_FN(hardsigmoid)(RV x, float alpha, float beta) {
     RV y = RV_ADD(RV_MUL(RV_C(alpha), x), RV_C(beta));
-    y = RV_SEL(RV_LT(y, RV_C(0.0f)), RV_C(0.0f), y);
-    return RV_SEL(RV_GT(y, RV_C(1.0f)), RV_C(1.0f), y);
+    return RV_MIN(RV_C(1.0f), RV_MAX(RV_C(0.0f), y));
 }
 
 /* HardSwish: x * HardSigmoid(x) with alpha 1/6, beta 1/2 */
@@ -219,3 +238,9 @@ RV_DEF_ RV RV_FN(leakyrelu)(RV x, float alpha) {
 #undef RV_WITH_SIGN_
 #undef RV_HORNER_
 #undef RV_NAN_IN_OUT_
+
+#ifdef RV_CLAMPS_DEFAULT_
+#undef RV_MAX
+#undef RV_MIN
+#undef RV_CLAMPS_DEFAULT_
+#endif
