@@ -61,7 +61,6 @@ typedef struct {
 } Conv;
 
 enum { COL_TILE = 16 };   /* the GEMM's register tile width (NR in rk_gemm.c) */
-enum { RK_RUNS = 4 };     /* contiguous runs per thread where work is cut into runs (rk_take) */
 
 static int64_t align16f(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
@@ -290,7 +289,13 @@ static void col_task(void *arg, int tid) {
 static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, void *gscratch);
 
 /* Task t: row slice t % msplit of block t / msplit over (image, group, column
- * block); the epilogue runs inside the GEMM, on each tile as it completes. */
+ * block); the epilogue runs inside the GEMM, on each tile as it completes.
+ * Each thread takes its share as contiguous runs (rk_next_item), not every
+ * ntasks-th task: its columns are then one part of the plane, the part the
+ * layer before (and after) computed on the same core when split the same way.
+ * Round-robin blocks sent half of each layer's input across cores at 2
+ * threads (a Sapphire Rapids VM: SqueezeNet, MobileNetV3-Large and ResNeXt-50
+ * 2-3% faster). */
 static void gemm_task(void *arg, int tid) {
     const Conv *C = arg;
     const rk_conv2d_f32_params *p = C->p;
@@ -301,7 +306,7 @@ static void gemm_task(void *arg, int tid) {
     size_t packed_group = (p->a_packed == 2 ? rk_sgemm_packed_b_size(C->ocg, C->kdim)
                                             : rk_sgemm_packed_a_size(C->ocg, C->kdim)) / sizeof(float);
     int64_t total = p->n * p->group * C->nblocks * C->msplit;
-    for (int64_t cursor = 0, t; rk_next_task(C->q, (int)C->ntasks, tid, total, &cursor, &t);) {
+    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1);) {
         int64_t ms = t % C->msplit, bt = t / C->msplit;
         int64_t blk = bt % C->nblocks, bg = bt / C->nblocks, gi = bg % p->group, b = bg / p->group;
         int64_t col0, cols;
@@ -351,12 +356,13 @@ static void gemm_task(void *arg, int tid) {
 }
 
 /* The busiest thread's work, in register tiles (6 rows x 16 columns), when
- * ntasks threads take the tasks round-robin. */
+ * each of ntasks threads takes its even share of the tasks, in one piece
+ * (gemm_task's runs). */
 static int64_t busiest_load(const Conv *C) {
     int64_t total = C->p->n * C->p->group * C->nblocks * C->msplit, worst = 0;
     for (int64_t tid = 0; tid < C->ntasks; tid++) {
         int64_t load = 0;
-        for (int64_t t = tid; t < total; t += C->ntasks) {
+        for (int64_t t = total * tid / C->ntasks; t < total * (tid + 1) / C->ntasks; t++) {
             int64_t ms = t % C->msplit, blk = t / C->msplit % C->nblocks, col0, cols;
             block_cols(C, blk, &col0, &cols);
             int64_t m1 = (ms + 1) * C->mstep < C->ocg ? (ms + 1) * C->mstep : C->ocg;
@@ -2004,8 +2010,9 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
     }
 }
 
-/* Units t = (image, group, band) in that order; a thread packs a group's
- * weights again only when its next unit is in another group. */
+/* Units t = (image, group, band) in that order, taken in contiguous runs; a
+ * thread packs a group's weights again only when its next unit is in
+ * another group. */
 static int64_t gc_units(const Conv *C) { return C->p->n * C->p->group * ((C->p->oh + C->gc.band - 1) / C->gc.band); }
 
 static void grouped_task(void *arg, int tid) {
@@ -2014,7 +2021,7 @@ static void grouped_task(void *arg, int tid) {
     int64_t nb = (p->oh + C->gc.band - 1) / C->gc.band, packed = -1;
     GcScratch S = gc_scratch(C, C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread);
     gc_offsets(C, S.off);
-    for (int64_t cursor = 0, t; rk_next_task(C->q, (int)C->ntasks, tid, gc_units(C), &cursor, &t);) {
+    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, gc_units(C), &cursor, &t, &t1);) {
         int64_t gi = t / nb % p->group;
         if (gi != packed) gc_pack_weights(C, gi, S.wt);
         packed = gi;

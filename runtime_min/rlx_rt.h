@@ -191,6 +191,12 @@ static inline void rk_run_range(int64_t total, int nthreads, int64_t per, int v,
     *hi = total * (u + 1) / runs;
 }
 
+/* Runs per thread where a kernel cuts its work into runs (rk_next_item):
+ * few enough that each thread's share stays in one piece per layer (what
+ * one layer writes in a core's cache, the next, split the same way, reads
+ * on that core), enough that a thread left behind gives up part of it. */
+enum { RK_RUNS = 4 };
+
 /* A thread's next item of work cut into runs as above: *t moves on inside
  * the run [.., *hi) it has, or to the start of the next non-empty run it
  * takes; 0 when none is left. Start with *t = -1, *hi = 0, *cursor = 0. */
