@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """layers.py - where a model's time goes, layer by layer, beside ONNX Runtime's.
 
-    /usr/bin/python3 bench/layers.py MODEL_DIR [--threads N] [--runs R] [--top K] [--group block|node]
+    /usr/bin/python3 bench/layers.py MODEL_DIR [--threads N] [--runs R] [--top K] [--group block|unit|node]
 
 A program that prints figures, not a test. MODEL_DIR holds model.onnx and
 in_0.npy (build/wzoo/NAME from bench/zoo.py, or build/zoo/NAME). It
@@ -19,8 +19,9 @@ in_0.npy (build/wzoo/NAME from bench/zoo.py, or build/zoo/NAME). It
   - prints both by group: `block` (default) keys a node by its name up to
     the last ".../block.N" or the first two path components (torchvision's
     module paths, which both runtimes keep in their node names), `node` by
-    the whole name; ORT's fused node names (".../Relu_output_0_nchwc") are
-    matched by the same prefix.
+    the whole name, `unit` by the name up to "/block/" (a whole residual
+    unit: the runtimes fuse a unit's layers differently); ORT's fused node
+    names (".../Relu_output_0_nchwc") are matched by the same prefix.
 
 ORT's profiler adds its own overhead (its per-node sum is above its wall
 time), and ORT spends time in nodes rlxc does not have (its NCHWc layout's
@@ -97,6 +98,9 @@ def group_key(name, how):
     name = name.lstrip("/")
     if how == "node":
         return re.sub(r"(_output_0)?(_nchwc)?$", "", name)
+    if how == "unit":   # a whole residual unit: its fused layers land in one group on both sides
+        m = re.match(r"(.*?)/block/", name) or re.match(r"([^/]+/[^/]+)", name)
+        return m.group(1) if m else name
     m = re.match(r"(.*?/block/block\.\d+)", name) or re.match(r"([^/]+/[^/]+)", name)
     return m.group(1) if m else name
 
@@ -114,7 +118,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--top", type=int, default=40)
-    ap.add_argument("--group", choices=("block", "node"), default="block")
+    ap.add_argument("--group", choices=("block", "unit", "node"), default="block")
     a = ap.parse_args()
     name = os.path.basename(os.path.normpath(a.model_dir))
     onnx, inp = os.path.join(a.model_dir, "model.onnx"), os.path.join(a.model_dir, "in_0.npy")
