@@ -2057,6 +2057,10 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
      * inputs and outputs count as work too (a 14x14 -> 7x7 depthwise of 576
      * channels, 254 K multiply-adds, ran on one thread) */
     if (p->method == 0) macs += (double)p->n * (double)(p->c * p->h * p->w + p->oc * C.ncols);
+    /* a few positions against many weights (an SE block's 1x1 layers): the
+     * weights streamed from memory are the work, and two threads stream them
+     * in halves (4 multiply-adds a float, as rk_sgemm_threads_pay counts) */
+    if (p->method == 1 && p->a_packed == 2 && C.ncols <= RK_SGEMM_FEW_ROWS) macs += 4.0 * (double)p->oc * (double)C.kdim;
     int nt = ctx && ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
     rk_queue q;
     C.q = &q;

@@ -79,6 +79,11 @@ static double tile_cols(int64_t n) { return (double)((n + 15) / 16 * 16); }
  * the product (columns x channels, up to 1 MB) sits in scratch before it
  * is turned. */
 static int conv_transposed(int64_t ocg, int64_t kdim, int64_t ncols) {
+    /* A plane of a few positions (a squeeze-excitation block's 1x1 layers on
+     * a pooled 1x1 plane): upright, its one column fills 1 of a tile's 16;
+     * turned, it is a few rows against the packed weights, which
+     * rk_sgemm_few_rows streams once (gemm_transposed in rk_convgemm.c). */
+    if (ncols <= RK_SGEMM_FEW_ROWS) return 1;
     if (ncols > 1024 || ncols * ocg > 256 * 1024 || ocg < 32) return 0;
     /* Long products into many channels on a 14x14 plane (ResNeXt's third
      * stage: 1024 -> 512 and 512 -> 1024) are 6-8% faster upright, where the

@@ -102,7 +102,8 @@ static void run_case(const Case *kc) {
                               .kh = k->k, .kw = k->k, .sh = k->s, .sw = k->s, .pt = k->pad, .pl = k->pad, .dh = 1,
                               .dw = 1, .group = k->group, .has_bias = k->bias, .has_res = k->res, .act = k->act,
                               .act_a = 0, .act_b = 6, .method = 1, .nblk = k->nblk ? k->nblk : ncols};
-    size_t per = rk_conv2d_scratch(ocg, kdim, p.nblk, 1);
+    size_t per_t = rk_conv2d_scratch(ocg, kdim, p.nblk, 1), per = rk_conv2d_scratch(ocg, kdim, p.nblk, 0);
+    if (per < per_t) per = per_t;   /* one buffer for both forms */
     uint8_t *scratch = malloc(per * 3);
     rk_pool *pool = NULL;
     cr_assert_eq(rk_pool_new(3, &pool), 0);
@@ -149,7 +150,7 @@ static void run_case(const Case *kc) {
     }
     /* too little scratch for the transposed product: refused, not overrun */
     rk_ctx small = {1, NULL, scratch, rk_conv2d_scratch(ocg, kdim, p.nblk, 0) - 1};
-    if (small.scratch_per_thread < per) cr_expect_eq(rk_conv2d_f32(&small, &p, ins, OUT(turned)), RLX_E_ARG);
+    if (small.scratch_per_thread < per_t) cr_expect_eq(rk_conv2d_f32(&small, &p, ins, OUT(turned)), RLX_E_ARG);
     rk_pool_free(pool);
     free(x), free(w), free(b), free(res), free(want), free(pa), free(pb), free(scratch), free(upright), free(turned);
 }
@@ -208,6 +209,18 @@ Test(conv_turned, squeeze_excitation_rows_of_one) {
     run_case(&r);
     Case b = {.n = 1, .c = 40, .h = 9, .w = 9, .oc = 72, .k = 1, .s = 1, .nblk = 32, .bias = 1, .act = RS_ACT_SILU};
     run_case(&b);
+}
+
+Test(conv_turned, squeeze_excitation_first_fc_and_streamed_weights) {
+    /* the first FC: few output channels (28: one 16-wide tile and a ragged
+     * one), which rlxc now turns too (a plane of one position); and a second
+     * FC whose weights (1152 x 96) make it worth two threads though its
+     * multiply-adds alone are not: split by output channels, each thread's
+     * packed columns, the same bits at 1, 2 and 3 threads */
+    Case f = {.n = 1, .c = 672, .h = 1, .w = 1, .oc = 28, .k = 1, .s = 1, .bias = 1, .act = RS_ACT_SILU};
+    run_case(&f);
+    Case s = {.n = 1, .c = 96, .h = 1, .w = 1, .oc = 1152, .k = 1, .s = 1, .bias = 1, .act = RS_ACT_SIGMOID};
+    run_case(&s);
 }
 
 Test(conv_turned, sgemm_cols_equals_whole) {
