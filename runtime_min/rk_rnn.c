@@ -273,8 +273,10 @@ int rk_rnn(rk_ctx *ctx, const void *params, const void *const *in, void *const *
  * that pay for them (rk_sgemm_threads_pay) are split: a block's projections
  * by rows, a step's recurrent product, of a few rows, by columns where the
  * packed layout allows (rk_sgemm_packed_b_cols: K up to 256); the gates stay
- * on the calling thread. Every element is computed the same way whichever
- * thread takes it, so outputs do not depend on the thread count. */
+ * on the calling thread, except in the default LSTM and a GRU with
+ * linear_before_reset, whose steps run per run of hidden units, product and
+ * gates on each thread (rf_par_step). Every element is computed the same way whichever thread
+ * takes it, so outputs do not depend on the thread count. */
 
 #include "rk_gemm.h"
 #include "rlx_scalar.h"
@@ -524,6 +526,106 @@ static int rf_gru_step(Rf *f, int64_t t) {
     return RLX_OK;
 }
 
+/* ---- steps per run of hidden units ----
+ * With threads, a step whose recurrent products all read h_{t-1} (the
+ * default LSTM; a GRU with linear_before_reset, as PyTorch exports it) and
+ * pay for threads runs as one task per run of hidden units: each thread
+ * computes its units' columns of every gate (column ranges of the packed R,
+ * each with the whole product's bits there) and then those units' gates,
+ * with the same operations per element as the step on one thread. The
+ * gates then neither wait on the calling thread nor cross to it. The new
+ * state goes to the other of two buffers (hs and tmp, swapped after the
+ * step): a thread done with its gates must not overwrite h_{t-1} while
+ * another's product still reads it. */
+typedef struct {
+    Rf *f;
+    int64_t t, units;
+    const float *hin;
+    float *hout;
+    rk_queue *q;
+    int64_t ntasks;
+    int st[RK_QUEUE_MAX];
+} RfPar;
+
+/* Columns [j0, j0 + n) of hin R_part^T (R_part packed with n_all columns)
+ * into pre (rows ld floats apart) at j0, through the thread's tmp. */
+static int rf_par_cols(const Rf *f, const float *hin, const float *rpart, int64_t n_all, int64_t j0, int64_t n,
+                       float *tmp, float *pre, int64_t ld) {
+    int64_t off = rk_sgemm_packed_b_cols(n_all, f->h, j0, j0 + n);
+    int st = off < 0 ? RLX_E_ARG : rf_rows(hin, f->batch, f->h, rpart + off, n, tmp);
+    for (int64_t b = 0; b < f->batch && !st; b++) memcpy(pre + b * ld + j0, tmp + b * n, sizeof(float) * (size_t)n);
+    return st;
+}
+
+static float *rf_par_tmp(const Rf *f, int tid) {
+    return tid ? rk_align64f(f->ctx->scratch + (size_t)tid * f->ctx->scratch_per_thread) : f->ptmp;
+}
+
+/* Hidden units per run: about two runs per thread, whole 16-column panels. */
+static int64_t rf_par_units(const Rf *f) {
+    int64_t nt = f->ctx->nthreads > 1 ? f->ctx->nthreads : 1, u = (f->h + 2 * nt - 1) / (2 * nt);
+    return (u + RK_SGEMM_COL_STEP - 1) / RK_SGEMM_COL_STEP * RK_SGEMM_COL_STEP;
+}
+
+/* Whether a step runs per run of units: a state to multiply, threads, a
+ * product (g gate columns) that pays for them, R's packed columns cut where
+ * runs begin (K = hidden up to 256, whole panels) and a run's rows within a
+ * thread's RF_TMP. */
+static int rf_par_ok(const Rf *f, int64_t g) {
+    const rk_ctx *ctx = f->ctx;
+    int64_t h = f->h, units = rf_par_units(f);
+    return f->have_h && f->ptmp && ctx->pool && ctx->nthreads > 1 && rk_sgemm_threads_pay(f->batch, g, h) &&
+           h >= 32 && h % RK_SGEMM_COL_STEP == 0 && f->batch * units <= RF_TMP &&
+           rk_sgemm_packed_b_cols(g, h, 0, units) >= 0;
+}
+
+static int rf_par_step(Rf *f, int64_t t, void (*task)(void *, int)) {
+    rk_queue q;
+    int64_t units = rf_par_units(f), runs = (f->h + units - 1) / units, nt = f->ctx->nthreads;
+    RfPar L = {f, t, units, f->hs, f->tmp, &q, 0, {0}};
+    L.ntasks = rk_queue_init(&q, nt < runs ? nt : runs);
+    rk_pool_share(f->ctx->pool, (int)L.ntasks, task, &L);
+    for (int64_t i = 0; i < L.ntasks; i++)
+        if (L.st[i]) return L.st[i];
+    float *old = f->hs;
+    f->hs = f->tmp, f->tmp = old;
+    return RLX_OK;
+}
+
+static void rf_gru_par_task(void *arg, int tid) {
+    RfPar *L = arg;
+    Rf *f = L->f;
+    const rk_rnn_f32_params *p = f->p;
+    int64_t h = f->h, batch = f->batch, runs = (h + L->units - 1) / L->units;
+    int clip = (int)p->has_clip;
+    float cl = (float)p->clip, *tmp = rf_par_tmp(f, tid), *zr = f->gh, *cand = f->gh + batch * 2 * h;
+    for (int64_t cursor = 0, r = -1, r1 = 0; rk_next_item(L->q, (int)L->ntasks, tid, RK_RUNS, runs, &cursor, &r, &r1);) {
+        int64_t u0 = r * L->units, n = h - u0 < L->units ? h - u0 : L->units;
+        int st = rf_par_cols(f, L->hin, f->R, 2 * h, u0, n, tmp, zr, 2 * h);
+        if (!st) st = rf_par_cols(f, L->hin, f->R, 2 * h, h + u0, n, tmp, zr, 2 * h);
+        if (!st) st = rf_par_cols(f, L->hin, f->R + p->r_split, h, u0, n, tmp, cand, h);
+        if (st) {
+            L->st[tid] = st;
+            return;
+        }
+        for (int64_t b = 0; b < batch; b++) {
+            float *z = zr + b * 2 * h + u0, *rg = z + h, *c = cand + b * h + u0;
+            const float *x = rf_gx(f, L->t, b) + u0, *hp = L->hin + b * h + u0;
+            float *hb = L->hout + b * h + u0, *y = rf_y(f, L->t, b) + u0;
+            rf_add(z, x, n), rf_add(rg, x + h, n);
+            rf_clip(z, n, clip, cl), rf_clip(rg, n, clip, cl);
+            rk_rnn_act_f32(z, n, f->af), rk_rnn_act_f32(rg, n, f->af);
+            for (int64_t i = 0; i < n; i++) c[i] = x[2 * h + i] + rg[i] * (c[i] + f->rbh[u0 + i]);
+            rf_clip(c, n, clip, cl);
+            rk_rnn_act_f32(c, n, f->ag);
+            for (int64_t i = 0; i < n; i++) {
+                hb[i] = (1.0f - z[i]) * c[i] + z[i] * hp[i];
+                y[i] = hb[i];
+            }
+        }
+    }
+}
+
 /* LSTM gates i, o, f, c (ONNX order), peepholes i, o, f. */
 static int rf_lstm_step(Rf *f, int64_t t) {
     const rk_rnn_f32_params *p = f->p;
@@ -570,16 +672,48 @@ static int rf_lstm_step(Rf *f, int64_t t) {
  * bits) where the node has the default activations and no peepholes, clip
  * or coupled gates. Only the general entry runs it, so the cells' entries
  * (small models) link neither it nor the vector code it calls. */
+/* rf_gru_step, per run of hidden units where that applies (the general
+ * entry's GRU step). */
+static int rf_gru_step_par(Rf *f, int64_t t) {
+    int64_t h = f->h;
+    if (f->p->linear_before_reset && rf_par_ok(f, 2 * h) && rk_sgemm_packed_b_cols(h, h, 0, rf_par_units(f)) >= 0)
+        return rf_par_step(f, t, rf_gru_par_task);
+    return rf_gru_step(f, t);
+}
+
+/* The default LSTM step per run of hidden units (RfPar above): its four
+ * gates' columns of R for the run, then the run's gates. */
+static void rf_lstm_par_task(void *arg, int tid) {
+    RfPar *L = arg;
+    Rf *f = L->f;
+    int64_t h = f->h, batch = f->batch, runs = (h + L->units - 1) / L->units;
+    float *tmp = rf_par_tmp(f, tid);
+    for (int64_t cursor = 0, r = -1, r1 = 0; rk_next_item(L->q, (int)L->ntasks, tid, RK_RUNS, runs, &cursor, &r, &r1);) {
+        int64_t u0 = r * L->units, n = h - u0 < L->units ? h - u0 : L->units;
+        for (int64_t gate = 0; gate < 4; gate++) {
+            int st = rf_par_cols(f, L->hin, f->R, 4 * h, gate * h + u0, n, tmp, f->gh, 4 * h);
+            if (st) {
+                L->st[tid] = st;
+                return;
+            }
+        }
+        for (int64_t b = 0; b < batch; b++)
+            rk_rnn_lstm_gates_f32(f->gh + b * 4 * h + u0, rf_gx(f, L->t, b) + u0, f->cs + b * h + u0,
+                                  L->hout + b * h + u0, rf_y(f, L->t, b) + u0, h, n);
+    }
+}
+
 static int rf_lstm_step_fused(Rf *f, int64_t t) {
     const rk_rnn_f32_params *p = f->p;
     if (f->P || p->has_clip || p->input_forget || f->af != RS_ACT_SIGMOID || f->ag != RS_ACT_TANH ||
         f->ah != RS_ACT_TANH)
         return rf_lstm_step(f, t);
     int64_t h = f->h;
+    if (rf_par_ok(f, 4 * h)) return rf_par_step(f, t, rf_lstm_par_task);
     int st = rf_recur(f, f->hs, f->R, 4 * h, f->gh);
     if (st) return st;
     for (int64_t b = 0; b < f->batch; b++)
-        rk_rnn_lstm_gates_f32(f->gh + b * 4 * h, rf_gx(f, t, b), f->cs + b * h, f->hs + b * h, rf_y(f, t, b), h);
+        rk_rnn_lstm_gates_f32(f->gh + b * 4 * h, rf_gx(f, t, b), f->cs + b * h, f->hs + b * h, rf_y(f, t, b), h, h);
     return RLX_OK;
 }
 
@@ -643,7 +777,7 @@ static RNN_SMALL int rf_run(rk_ctx *ctx, const void *params, const void *const *
         for (int64_t b = 0; b < batch; b++) {
             int64_t st = (p->layout ? b * dirs + d : d * batch + b) * hid;
             for (int64_t i = 0; i < hid; i++) {
-                ((float *)out[1])[st + i] = seq ? hs[b * hid + i] : 0.0f;
+                ((float *)out[1])[st + i] = seq ? f.hs[b * hid + i] : 0.0f;
                 if (cell == 2) ((float *)out[2])[st + i] = seq ? cs[b * hid + i] : 0.0f;
             }
         }
@@ -653,7 +787,7 @@ static RNN_SMALL int rf_run(rk_ctx *ctx, const void *params, const void *const *
 
 int rk_rnn_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
     int64_t cell = ((const rk_rnn_f32_params *)params)->cell;
-    return rf_run(ctx, params, in, out, cell == 0 ? rf_rnn_step : cell == 1 ? rf_gru_step : rf_lstm_step_fused,
+    return rf_run(ctx, params, in, out, cell == 0 ? rf_rnn_step : cell == 1 ? rf_gru_step_par : rf_lstm_step_fused,
                   rf_product);
 }
 

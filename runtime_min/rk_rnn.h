@@ -47,8 +47,10 @@ int rk_rnn_f32_may_split(int64_t cell, int64_t seq, int64_t batch, int64_t input
 void rk_rnn_act_f32(float *y, int64_t n, int64_t act);
 /* One batch row of an LSTM step with the default activations and no
  * peepholes, clip or coupled gates, in one pass (rk_rnn_f32.c): the gates
- * are pre (the recurrent product's i, o, f, c, h each) + x, then the cell c
- * and the output h, written to hb and y. rf_lstm_step's bits. */
-void rk_rnn_lstm_gates_f32(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h);
+ * are pre (the recurrent product's i, o, f, c, h apart) + x (the same),
+ * then the cell c and the output h, written to hb and y, for n units from
+ * the pointers given (a thread's units: all offset by its first).
+ * rf_lstm_step's bits. */
+void rk_rnn_lstm_gates_f32(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h, int64_t n);
 
 #endif

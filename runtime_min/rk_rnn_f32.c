@@ -76,12 +76,12 @@ void rk_rnn_act_f32(float *y, int64_t n, int64_t act) {
 #define LG_TANH(v) rk_v8_tanh(v)
 #endif
 
-void rk_rnn_lstm_gates_f32(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h) {
+void rk_rnn_lstm_gates_f32(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h, int64_t n) {
     const float *gi = pre, *go = pre + h, *gf = pre + 2 * h, *gc = pre + 3 * h;
     const float *xi = x, *xo = x + h, *xf = x + 2 * h, *xc = x + 3 * h;
 #ifdef LG_W
-    for (int64_t j = 0; j < h; j += LG_W) {
-        LG_M m = LG_MASK(h - j);   /* one loop for the tail too */
+    for (int64_t j = 0; j < n; j += LG_W) {
+        LG_M m = LG_MASK(n - j);   /* one loop for the tail too */
         LG_V pi = LG_ADD(LG_LOAD(m, gi + j), LG_LOAD(m, xi + j)), po = LG_ADD(LG_LOAD(m, go + j), LG_LOAD(m, xo + j));
         LG_V pf = LG_ADD(LG_LOAD(m, gf + j), LG_LOAD(m, xf + j)), pc = LG_ADD(LG_LOAD(m, gc + j), LG_LOAD(m, xc + j));
         LG_V cn = LG_ADD(LG_MUL(LG_SIG(pf), LG_LOAD(m, c + j)), LG_MUL(LG_SIG(pi), LG_TANH(pc)));
@@ -89,7 +89,7 @@ void rk_rnn_lstm_gates_f32(const float *pre, const float *x, float *c, float *hb
         LG_STORE(m, c + j, cn), LG_STORE(m, hb + j, hn), LG_STORE(m, y + j, hn);
     }
 #else
-    for (int64_t j = 0; j < h; j++) {
+    for (int64_t j = 0; j < n; j++) {
         float pi = gi[j] + xi[j], po = go[j] + xo[j], pf = gf[j] + xf[j], pc = gc[j] + xc[j];
         float cn = rs_sigmoid(pf) * c[j] + rs_sigmoid(pi) * rs_tanh(pc);
         c[j] = cn;

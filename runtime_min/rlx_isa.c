@@ -144,14 +144,14 @@ void rk_rnn_act_f32(float *y, int64_t n, int64_t act) {
     default: rk_rnn_act_f32_portable(y, n, act); break;
     }
 }
-void rk_rnn_lstm_gates_f32_portable(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h);
-void rk_rnn_lstm_gates_f32_avx2(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h);
-void rk_rnn_lstm_gates_f32_avx512(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h);
-void rk_rnn_lstm_gates_f32(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h) {
+void rk_rnn_lstm_gates_f32_portable(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h, int64_t n);
+void rk_rnn_lstm_gates_f32_avx2(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h, int64_t n);
+void rk_rnn_lstm_gates_f32_avx512(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h, int64_t n);
+void rk_rnn_lstm_gates_f32(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h, int64_t n) {
     switch (isa_level()) {
-    case ISA_AVX512: rk_rnn_lstm_gates_f32_avx512(pre, x, c, hb, y, h); break;
-    case ISA_AVX2: rk_rnn_lstm_gates_f32_avx2(pre, x, c, hb, y, h); break;
-    default: rk_rnn_lstm_gates_f32_portable(pre, x, c, hb, y, h); break;
+    case ISA_AVX512: rk_rnn_lstm_gates_f32_avx512(pre, x, c, hb, y, h, n); break;
+    case ISA_AVX2: rk_rnn_lstm_gates_f32_avx2(pre, x, c, hb, y, h, n); break;
+    default: rk_rnn_lstm_gates_f32_portable(pre, x, c, hb, y, h, n); break;
     }
 }
 #endif

@@ -203,6 +203,15 @@ Test(rnn_f32, threads_give_the_same_bits) {
     run_case((Case){1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 6, 4, 128, 256, 2});
     run_case((Case){1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 4, 8, 64, 300, 2});
     run_case((Case){0, 2, 0, 1, 0, 0, 0, 0, 0, 0, 2, 5, 96, 272, 2});
+    /* LSTMs and GRUs (linear_before_reset) whose steps run per run of
+     * hidden units (product and gates on each thread, the state in two
+     * buffers): both directions, batch-first, the first step without a state
+     * (on the caller), hidden 208 (the last run ragged) at 2 threads and 160
+     * at 3; a GRU with a clip */
+    run_case((Case){2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 7, 4, 64, 208, 2});
+    run_case((Case){2, 1, 0, 1, 1, 0, 0, 0, 0, 0, 5, 8, 32, 160, 3});
+    run_case((Case){1, 2, 1, 0, 0, 0, 0, 0, 1, 0, 7, 4, 64, 208, 2});
+    run_case((Case){1, 0, 0, 1, 0, 0, 1, 0, 1, 0, 5, 8, 32, 256, 3});
 }
 
 Test(rnn_f32, empty_sequence_and_state) {
