@@ -306,7 +306,8 @@ static void gemm_task(void *arg, int tid) {
     size_t packed_group = (p->a_packed == 2 ? rk_sgemm_packed_b_size(C->ocg, C->kdim)
                                             : rk_sgemm_packed_a_size(C->ocg, C->kdim)) / sizeof(float);
     int64_t total = p->n * p->group * C->nblocks * C->msplit;
-    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1);) {
+    for (int64_t cursor = 0, t = -1, t1 = 0;
+         rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1);) {
         int64_t ms = t % C->msplit, bt = t / C->msplit;
         int64_t blk = bt % C->nblocks, bg = bt / C->nblocks, gi = bg % p->group, b = bg / p->group;
         int64_t col0, cols;
@@ -1752,7 +1753,8 @@ static void stem_task(void *arg, int tid) {
     float *split = rk_align64f(C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread);
     memset(split, 0, sizeof(float) * (size_t)(8 * c * srow));
     for (int i = 0; i < 8; i++) slot_key[i] = -1;
-    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1);) {
+    for (int64_t cursor = 0, t = -1, t1 = 0;
+         rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1);) {
         int64_t oy = t % oh, o0 = t / oh % ob * 16, b = t / oh / ob;
         const float *xb = C->x + b * c * h * w;
         if (o0 != have) {
@@ -2021,7 +2023,8 @@ static void grouped_task(void *arg, int tid) {
     int64_t nb = (p->oh + C->gc.band - 1) / C->gc.band, packed = -1;
     GcScratch S = gc_scratch(C, C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread);
     gc_offsets(C, S.off);
-    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, gc_units(C), &cursor, &t, &t1);) {
+    for (int64_t cursor = 0, t = -1, t1 = 0;
+         rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, gc_units(C), &cursor, &t, &t1);) {
         int64_t gi = t / nb % p->group;
         if (gi != packed) gc_pack_weights(C, gi, S.wt);
         packed = gi;
@@ -2060,7 +2063,8 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
     /* a few positions against many weights (an SE block's 1x1 layers): the
      * weights streamed from memory are the work, and two threads stream them
      * in halves (4 multiply-adds a float, as rk_sgemm_threads_pay counts) */
-    if (p->method == 1 && p->a_packed == 2 && C.ncols <= RK_SGEMM_FEW_ROWS) macs += 4.0 * (double)p->oc * (double)C.kdim;
+    if (p->method == 1 && p->a_packed == 2 && C.ncols <= RK_SGEMM_FEW_ROWS)
+        macs += 4.0 * (double)p->oc * (double)C.kdim;
     int nt = ctx && ctx->nthreads > 1 && macs >= THREAD_MIN_MACS ? ctx->nthreads : 1;
     rk_queue q;
     C.q = &q;

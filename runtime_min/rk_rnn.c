@@ -275,8 +275,9 @@ int rk_rnn(rk_ctx *ctx, const void *params, const void *const *in, void *const *
  * packed layout allows (rk_sgemm_packed_b_cols: K up to 256); the gates stay
  * on the calling thread, except in the default LSTM and a GRU with
  * linear_before_reset, whose steps run per run of hidden units, product and
- * gates on each thread (rf_par_step). Every element is computed the same way whichever thread
- * takes it, so outputs do not depend on the thread count. */
+ * gates on each thread (rf_par_step). Every element is computed the same
+ * way whichever thread takes it, so outputs do not depend on the thread
+ * count. */
 
 #include "rk_gemm.h"
 #include "rlx_scalar.h"
@@ -486,20 +487,47 @@ static int rf_rnn_step(Rf *f, int64_t t) {
 
 /* GRU gates z, r, h: the products of z and r first (R's rows up to
  * r_split), then the h gate's. */
+/* Batch row b of a GRU step, units [u0, u0 + n): z and r, from the row's
+ * products zr (2h: z's, then r's) plus the projections, clipped and
+ * activated in place. */
+static void rf_gru_zr(const Rf *f, int64_t t, int64_t b, float *zr, int64_t u0, int64_t n) {
+    const rk_rnn_f32_params *p = f->p;
+    const float *x = rf_gx(f, t, b);
+    for (int64_t g = 0; g < 2; g++) {
+        float *v = zr + g * f->h + u0;
+        rf_add(v, x + g * f->h + u0, n);
+        rf_clip(v, n, (int)p->has_clip, (float)p->clip);
+        rk_rnn_act_f32(v, n, f->af);
+    }
+}
+
+/* Then the same units' candidate, from the row's h-gate product c, and the
+ * new state from h_{t-1} (hp) into hb and y; hb may be hp. */
+static void rf_gru_out(const Rf *f, int64_t t, int64_t b, const float *zr, float *c, const float *hp, float *hb,
+                       int64_t u0, int64_t n) {
+    const rk_rnn_f32_params *p = f->p;
+    const float *z = zr + u0, *r = zr + f->h + u0, *x = rf_gx(f, t, b) + 2 * f->h + u0, *rb = f->rbh + u0;
+    float *y = rf_y(f, t, b) + u0;
+    c += u0, hp += u0, hb += u0;
+    if (p->linear_before_reset)
+        for (int64_t i = 0; i < n; i++) c[i] = x[i] + r[i] * (c[i] + rb[i]);
+    else
+        for (int64_t i = 0; i < n; i++) c[i] = x[i] + (c[i] + rb[i]);
+    rf_clip(c, n, (int)p->has_clip, (float)p->clip);
+    rk_rnn_act_f32(c, n, f->ag);
+    for (int64_t i = 0; i < n; i++) {
+        hb[i] = (1.0f - z[i]) * c[i] + z[i] * hp[i];
+        y[i] = hb[i];
+    }
+}
+
 static int rf_gru_step(Rf *f, int64_t t) {
     const rk_rnn_f32_params *p = f->p;
     int64_t h = f->h, batch = f->batch;
-    int clip = (int)p->has_clip;
-    float cl = (float)p->clip, *zr = f->gh, *cand = f->gh + batch * 2 * h;
+    float *zr = f->gh, *cand = f->gh + batch * 2 * h;
     int st = rf_recur(f, f->hs, f->R, 2 * h, zr);
     if (st) return st;
-    for (int64_t b = 0; b < batch; b++) {
-        float *pre = zr + b * 2 * h;
-        const float *x = rf_gx(f, t, b);
-        rf_add(pre, x, 2 * h);
-        rf_clip(pre, 2 * h, clip, cl);
-        rk_rnn_act_f32(pre, 2 * h, f->af);
-    }
+    for (int64_t b = 0; b < batch; b++) rf_gru_zr(f, t, b, zr + b * 2 * h, 0, h);
     const float *rh = f->R + p->r_split;
     if (!p->linear_before_reset) {
         for (int64_t b = 0; b < batch; b++)
@@ -509,20 +537,8 @@ static int rf_gru_step(Rf *f, int64_t t) {
         st = rf_recur(f, f->hs, rh, h, cand);
     }
     if (st) return st;
-    for (int64_t b = 0; b < batch; b++) {
-        const float *z = zr + b * 2 * h, *r = z + h, *x = rf_gx(f, t, b) + 2 * h;
-        float *c = cand + b * h, *hb = f->hs + b * h, *y = rf_y(f, t, b);
-        if (p->linear_before_reset)
-            for (int64_t i = 0; i < h; i++) c[i] = x[i] + r[i] * (c[i] + f->rbh[i]);
-        else
-            for (int64_t i = 0; i < h; i++) c[i] = x[i] + (c[i] + f->rbh[i]);
-        rf_clip(c, h, clip, cl);
-        rk_rnn_act_f32(c, h, f->ag);
-        for (int64_t i = 0; i < h; i++) {
-            hb[i] = (1.0f - z[i]) * c[i] + z[i] * hb[i];
-            y[i] = hb[i];
-        }
-    }
+    for (int64_t b = 0; b < batch; b++)
+        rf_gru_out(f, t, b, zr + b * 2 * h, cand + b * h, f->hs + b * h, f->hs + b * h, 0, h);
     return RLX_OK;
 }
 
@@ -595,33 +611,21 @@ static int rf_par_step(Rf *f, int64_t t, void (*task)(void *, int)) {
 static void rf_gru_par_task(void *arg, int tid) {
     RfPar *L = arg;
     Rf *f = L->f;
-    const rk_rnn_f32_params *p = f->p;
-    int64_t h = f->h, batch = f->batch, runs = (h + L->units - 1) / L->units;
-    int clip = (int)p->has_clip;
-    float cl = (float)p->clip, *tmp = rf_par_tmp(f, tid), *zr = f->gh, *cand = f->gh + batch * 2 * h;
-    for (int64_t cursor = 0, r = -1, r1 = 0; rk_next_item(L->q, (int)L->ntasks, tid, RK_RUNS, runs, &cursor, &r, &r1);) {
+    int64_t h = f->h, runs = (h + L->units - 1) / L->units;
+    float *tmp = rf_par_tmp(f, tid), *zr = f->gh, *cand = f->gh + f->batch * 2 * h;
+    for (int64_t cursor = 0, r = -1, r1 = 0;
+         rk_next_item(L->q, (int)L->ntasks, tid, RK_RUNS, runs, &cursor, &r, &r1);) {
         int64_t u0 = r * L->units, n = h - u0 < L->units ? h - u0 : L->units;
         int st = rf_par_cols(f, L->hin, f->R, 2 * h, u0, n, tmp, zr, 2 * h);
         if (!st) st = rf_par_cols(f, L->hin, f->R, 2 * h, h + u0, n, tmp, zr, 2 * h);
-        if (!st) st = rf_par_cols(f, L->hin, f->R + p->r_split, h, u0, n, tmp, cand, h);
+        if (!st) st = rf_par_cols(f, L->hin, f->R + f->p->r_split, h, u0, n, tmp, cand, h);
         if (st) {
             L->st[tid] = st;
             return;
         }
-        for (int64_t b = 0; b < batch; b++) {
-            float *z = zr + b * 2 * h + u0, *rg = z + h, *c = cand + b * h + u0;
-            const float *x = rf_gx(f, L->t, b) + u0, *hp = L->hin + b * h + u0;
-            float *hb = L->hout + b * h + u0, *y = rf_y(f, L->t, b) + u0;
-            rf_add(z, x, n), rf_add(rg, x + h, n);
-            rf_clip(z, n, clip, cl), rf_clip(rg, n, clip, cl);
-            rk_rnn_act_f32(z, n, f->af), rk_rnn_act_f32(rg, n, f->af);
-            for (int64_t i = 0; i < n; i++) c[i] = x[2 * h + i] + rg[i] * (c[i] + f->rbh[u0 + i]);
-            rf_clip(c, n, clip, cl);
-            rk_rnn_act_f32(c, n, f->ag);
-            for (int64_t i = 0; i < n; i++) {
-                hb[i] = (1.0f - z[i]) * c[i] + z[i] * hp[i];
-                y[i] = hb[i];
-            }
+        for (int64_t b = 0; b < f->batch; b++) {
+            rf_gru_zr(f, L->t, b, zr + b * 2 * h, u0, n);
+            rf_gru_out(f, L->t, b, zr + b * 2 * h, cand + b * h, L->hin + b * h, L->hout + b * h, u0, n);
         }
     }
 }
@@ -668,16 +672,11 @@ static int rf_lstm_step(Rf *f, int64_t t) {
     return RLX_OK;
 }
 
-/* rf_lstm_step with the gates in one pass (rk_rnn_lstm_gates_f32, the same
- * bits) where the node has the default activations and no peepholes, clip
- * or coupled gates. Only the general entry runs it, so the cells' entries
- * (small models) link neither it nor the vector code it calls. */
 /* rf_gru_step, per run of hidden units where that applies (the general
- * entry's GRU step). */
+ * entry's GRU step); where rf_par_ok cuts z's and r's 2h columns of R, it
+ * cuts the h gate's h too (runs of at most h units, the same K). */
 static int rf_gru_step_par(Rf *f, int64_t t) {
-    int64_t h = f->h;
-    if (f->p->linear_before_reset && rf_par_ok(f, 2 * h) && rk_sgemm_packed_b_cols(h, h, 0, rf_par_units(f)) >= 0)
-        return rf_par_step(f, t, rf_gru_par_task);
+    if (f->p->linear_before_reset && rf_par_ok(f, 2 * f->h)) return rf_par_step(f, t, rf_gru_par_task);
     return rf_gru_step(f, t);
 }
 
@@ -688,7 +687,8 @@ static void rf_lstm_par_task(void *arg, int tid) {
     Rf *f = L->f;
     int64_t h = f->h, batch = f->batch, runs = (h + L->units - 1) / L->units;
     float *tmp = rf_par_tmp(f, tid);
-    for (int64_t cursor = 0, r = -1, r1 = 0; rk_next_item(L->q, (int)L->ntasks, tid, RK_RUNS, runs, &cursor, &r, &r1);) {
+    for (int64_t cursor = 0, r = -1, r1 = 0;
+         rk_next_item(L->q, (int)L->ntasks, tid, RK_RUNS, runs, &cursor, &r, &r1);) {
         int64_t u0 = r * L->units, n = h - u0 < L->units ? h - u0 : L->units;
         for (int64_t gate = 0; gate < 4; gate++) {
             int st = rf_par_cols(f, L->hin, f->R, 4 * h, gate * h + u0, n, tmp, f->gh, 4 * h);
@@ -703,6 +703,11 @@ static void rf_lstm_par_task(void *arg, int tid) {
     }
 }
 
+/* rf_lstm_step with the gates in one pass (rk_rnn_lstm_gates_f32, the same
+ * bits), per run of hidden units where rf_par_ok, where the node has the
+ * default activations and no peepholes, clip or coupled gates. Only the
+ * general entry runs it, so the cells' entries (small models) link neither
+ * it nor the vector code it calls. */
 static int rf_lstm_step_fused(Rf *f, int64_t t) {
     const rk_rnn_f32_params *p = f->p;
     if (f->P || p->has_clip || p->input_forget || f->af != RS_ACT_SIGMOID || f->ag != RS_ACT_TANH ||

@@ -5,9 +5,9 @@
  * floats) where it is compiled for AVX2. Both perform rlx_vmath.h's
  * operations in its order with exactly rounded vector instructions (no
  * FMA; AVX-512's exp scales by vscalefps, which rounds p 2^n once as the
- * integer form does), so every lane equals the scalar rs_f* of rlx_scalar.h bit for bit:
- * a kernel may apply an activation in registers, in a compiler-vectorized
- * loop or one element at a time and gets the same result
+ * integer form does), so every lane equals the scalar rs_f* of rlx_scalar.h
+ * bit for bit: a kernel may apply an activation in registers, in a
+ * compiler-vectorized loop or one element at a time and gets the same result
  * (tests/unit/test_vmath.c compares them on every instance the CPU runs).
  *
  * rk_v16_act / rk_v8_act apply an RS_ACT_* activation to a vector: the

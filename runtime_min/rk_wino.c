@@ -58,8 +58,8 @@ typedef struct {
     rk_ctx *ctx;
     int a, a2;
     int64_t tiles_w, tiles, nblocks, nchunks, ntasks;
-    rk_queue *q;     /* thread t owns an even share of the tasks, in contiguous runs (rk_next_item): its tiles
-                      * are one part of the plane, and a run of chunks shares its input transform */
+    rk_queue *q;     /* thread t owns an even share of the tasks in contiguous runs (rk_next_item):
+                      * its tiles are one part of the plane, a run of chunks shares its input transform */
 } Wino;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -691,7 +691,8 @@ static void wino_task(void *arg, int tid) {
     size_t ufull = rk_sgemm_packed_a_size(p->ocb, p->c) / sizeof(float);
     int64_t plane = p->h * p->w, oplane = p->oh * p->ow, total = p->n * W->nblocks * W->nchunks;
     int64_t have = -1;   /* the (image, block) whose V this thread holds */
-    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(W->q, (int)W->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1);) {
+    for (int64_t cursor = 0, t = -1, t1 = 0;
+         rk_next_item(W->q, (int)W->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1);) {
         int64_t q = t % W->nchunks, bt = t / W->nchunks, b = bt / W->nblocks, blk = bt % W->nblocks;
         int64_t t0 = blk * p->tb, n = min64(p->tb, W->tiles - t0);
         if (bt != have) {

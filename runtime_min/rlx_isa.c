@@ -144,9 +144,12 @@ void rk_rnn_act_f32(float *y, int64_t n, int64_t act) {
     default: rk_rnn_act_f32_portable(y, n, act); break;
     }
 }
-void rk_rnn_lstm_gates_f32_portable(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h, int64_t n);
-void rk_rnn_lstm_gates_f32_avx2(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h, int64_t n);
-void rk_rnn_lstm_gates_f32_avx512(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h, int64_t n);
+void rk_rnn_lstm_gates_f32_portable(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h,
+                                    int64_t n);
+void rk_rnn_lstm_gates_f32_avx2(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h,
+                                int64_t n);
+void rk_rnn_lstm_gates_f32_avx512(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h,
+                                  int64_t n);
 void rk_rnn_lstm_gates_f32(const float *pre, const float *x, float *c, float *hb, float *y, int64_t h, int64_t n) {
     switch (isa_level()) {
     case ISA_AVX512: rk_rnn_lstm_gates_f32_avx512(pre, x, c, hb, y, h, n); break;

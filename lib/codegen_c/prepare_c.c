@@ -81,8 +81,8 @@ static double tile_cols(int64_t n) { return (double)((n + 15) / 16 * 16); }
 static int conv_transposed(int64_t ocg, int64_t kdim, int64_t ncols) {
     /* A plane of a few positions (a squeeze-excitation block's 1x1 layers on
      * a pooled 1x1 plane): upright, its one column fills 1 of a tile's 16;
-     * turned, it is a few rows against the packed weights, which
-     * rk_sgemm_few_rows streams once (gemm_transposed in rk_convgemm.c). */
+     * turned, it is a few rows against the packed weights, streamed once
+     * (RK_SGEMM_FEW_ROWS: what the GEMM calls a few rows). */
     if (ncols <= RK_SGEMM_FEW_ROWS) return 1;
     if (ncols > 1024 || ncols * ocg > 256 * 1024 || ocg < 32) return 0;
     /* Long products into many channels on a 14x14 plane (ResNeXt's third
