@@ -56,6 +56,7 @@ typedef struct {
     S2 s2;            /* stride 2: im2col (method 1) or the stem's taps (method 2) read split rows */
     const float *shared_col;   /* method 1: the one block's im2col, built by all threads (col_task) */
     int lanes;        /* method 0: depthwise with a vector of channels in the lanes (dw_lanes_block) */
+    int stem_rows;    /* method 2: every block's weights in scratch, tasks row by row (stem_weights) */
     rk_gc_geom gc;    /* method 3: the direct form's bands and planes (rk_conv2d_grouped_geom) */
     rk_queue *q;      /* the tasks' owners (rk_take) */
 } Conv;
@@ -516,8 +517,17 @@ static inline __m512 dw_odd(__m512 a, __m512 b) {
     return _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
 }
 
-/* rs_act on 16 lanes: relu and clip here, the others rk_vmath.h's. */
-static inline __m512 dw_act(__m512 acc, int64_t act, float lo, float hi) {
+/* rk_vmath.h's activations on 16 lanes, out of line: inlined into every
+ * kernel they would grow it by their whole switch */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static __m512 dw_act_other(__m512 acc, int act, float lo, float hi) { return rk_v16_act(acc, act, lo, hi); }
+
+/* rs_act on 16 lanes: relu and clip here, the others rk_vmath.h's. Always
+ * inlined: as a call (gcc's choice for the whole switch), the relu of
+ * SqueezeNet's stem took 10% of its time. */
+DW_INLINE __m512 dw_act(__m512 acc, int64_t act, float lo, float hi) {
     if (act == RS_ACT_RELU) {
         /* rs_relu: x if x > 0 or NaN, else 0 */
         __mmask16 keep = _mm512_cmp_ps_mask(acc, _mm512_setzero_ps(), _CMP_GT_OQ) |
@@ -530,13 +540,13 @@ static inline __m512 dw_act(__m512 acc, int64_t act, float lo, float hi) {
         acc = _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(acc, hiv, _CMP_GT_OQ), hiv);
         acc = _mm512_mask_mov_ps(acc, below, lov);
     } else if (act != RS_ACT_NONE) {
-        acc = rk_v16_act(acc, (int)act, lo, hi);
+        acc = dw_act_other(acc, (int)act, lo, hi);
     }
     return acc;
 }
 
 /* act(acc + bias + res) with epilogue_run's arithmetic. */
-static inline __m512 dw_finish(__m512 acc, float bias, const float *res, __mmask16 out, int64_t act, float lo,
+DW_INLINE __m512 dw_finish(__m512 acc, float bias, const float *res, __mmask16 out, int64_t act, float lo,
                                float hi) {
     if (res)
         acc = _mm512_add_ps(_mm512_add_ps(acc, _mm512_set1_ps(bias)), rk_load16(out, res));
@@ -1497,6 +1507,58 @@ static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, v
  * builds run (rlxc leaves these weights unpacked). Needs output channels a
  * multiple of 16, stride 1 or 2 along rows, no dilation, no groups, at most
  * 4 input channels and 7x7 taps. */
+#if CONV_SIMD
+/* The stems' tasks are (image, output row, block of 16 channels). Where the
+ * weights of every block fit in a thread's scratch beside its split rows
+ * (C->stem_rows), a row's blocks are consecutive tasks, so each input row
+ * is split once for all of them: block by block, SqueezeNet's 3 -> 64 stem
+ * split every row 4 times (9% of its time). Else a block's rows are
+ * consecutive, its weights gathered once per block. */
+static void stem_item(const Conv *C, int64_t t, int64_t *b, int64_t *oy, int64_t *o0) {
+    int64_t ob = C->p->oc / 16, oh = C->p->oh;
+    if (C->stem_rows) {
+        *o0 = t % ob * 16, *oy = t / ob % oh, *b = t / ob / oh;
+    } else {
+        *oy = t % oh, *o0 = t / oh % ob * 16, *b = t / oh / ob;
+    }
+}
+
+/* Bytes of a thread's scratch for the stem: its split rows (s2 layout ok),
+ * then, where they fit (C->stem_rows), every block's weights. */
+static size_t stem_split_bytes(const Conv *C) {
+    return C->s2.ok ? (size_t)(8 * C->p->c * 2 * C->s2.stride) * sizeof(float) + 64 : 0;
+}
+
+static int stem_rows_fit(const Conv *C) {
+    return C->ctx && C->ctx->scratch &&
+           stem_split_bytes(C) + (size_t)(C->p->oc * C->kdim) * sizeof(float) + 64 <= C->ctx->scratch_per_thread;
+}
+
+/* Block o0's weights (16 channels), [tap][16] at dst. */
+static void stem_gather(const Conv *C, int64_t o0, float *dst) {
+    for (int64_t k = 0; k < C->kdim; k++)
+        for (int o = 0; o < 16; o++) dst[k * 16 + o] = C->w[(o0 + o) * C->kdim + k];
+}
+
+/* Every block's weights in the thread's scratch after its split rows
+ * (C->stem_rows; else NULL). */
+static float *stem_weights(const Conv *C, int tid) {
+    if (!C->stem_rows) return NULL;
+    float *all = rk_align64f(C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread + stem_split_bytes(C));
+    for (int64_t o0 = 0; o0 < C->p->oc; o0 += 16) stem_gather(C, o0, all + o0 * C->kdim);
+    return all;
+}
+
+/* Block o0's weights, [tap][16]: in the thread's copy of all blocks, else
+ * gathered into wt (have: the block there). */
+static const float *stem_block_weights(const Conv *C, const float *all, int64_t o0, float *wt, int64_t *have) {
+    if (all) return all + o0 * C->kdim;
+    if (o0 != *have) stem_gather(C, o0, wt);
+    *have = o0;
+    return wt;
+}
+#endif
+
 #if defined(__AVX512F__)
 static int stem_ok(const rk_conv2d_f32_params *p) {
     return p->group == 1 && p->oc % 16 == 0 && p->dh == 1 && p->dw == 1 && p->sw >= 1 && p->sw <= 2 &&
@@ -1591,14 +1653,12 @@ static void stem_task(void *arg, int tid) {
         memset(split, 0, sizeof(float) * (size_t)(8 * c * srow));
         for (int i = 0; i < 8; i++) slot_key[i] = -1;
     }
+    const float *all = stem_weights(C, tid);
     for (int64_t t = -1, t1 = 0; rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1);) {
-        int64_t oy = t % oh, o0 = t / oh % ob * 16, b = t / oh / ob;
+        int64_t oy, o0, b;
+        stem_item(C, t, &b, &oy, &o0);
         const float *xb = x + b * c * h * w;
-        if (o0 != have) {
-            for (int64_t k = 0; k < kdim; k++)
-                for (int o = 0; o < 16; o++) wt[k * 16 + o] = C->w[(o0 + o) * kdim + k];
-            have = o0;
-        }
+        const float *wb = stem_block_weights(C, all, o0, wt, &have);
         for (int64_t ky = 0; split && ky < kh; ky++) {
             int64_t iy = oy * sh - pt + ky;
             if (iy < 0 || iy >= h || slot_key[iy % 8] == b * h + iy) continue;
@@ -1613,9 +1673,9 @@ static void stem_task(void *arg, int tid) {
                 for (int64_t s0 = 0; s0 < strips;) {
                     int64_t left = strips - s0;
                     int S = left >= 5 || left == 3 ? 3 : left >= 2 ? 2 : 1;
-                    if (S == 3) stem_split_strips(3, C, wt, hf, split, srow, b, o0, oy, 16 * s0);
-                    else if (S == 2) stem_split_strips(2, C, wt, hf, split, srow, b, o0, oy, 16 * s0);
-                    else stem_split_strips(1, C, wt, hf, split, srow, b, o0, oy, 16 * s0);
+                    if (S == 3) stem_split_strips(3, C, wb, hf, split, srow, b, o0, oy, 16 * s0);
+                    else if (S == 2) stem_split_strips(2, C, wb, hf, split, srow, b, o0, oy, 16 * s0);
+                    else stem_split_strips(1, C, wb, hf, split, srow, b, o0, oy, 16 * s0);
                     s0 += S;
                 }
             continue;
@@ -1623,7 +1683,7 @@ static void stem_task(void *arg, int tid) {
         for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
             __m512 acc[16];
             for (int o = 0; o < 16; o++) acc[o] = _mm512_setzero_ps();
-            const float *wk = wt;
+            const float *wk = wb;
             /* each tap's lanes inside the input row depend on the strip and
              * the kernel column only: masks once per strip, then no branch
              * per tap (lanes outside load as 0, the padding im2col writes) */
@@ -1753,15 +1813,13 @@ static void stem_task(void *arg, int tid) {
     float *split = rk_align64f(C->ctx->scratch + (size_t)tid * C->ctx->scratch_per_thread);
     memset(split, 0, sizeof(float) * (size_t)(8 * c * srow));
     for (int i = 0; i < 8; i++) slot_key[i] = -1;
+    const float *all = stem_weights(C, tid);
     for (int64_t cursor = 0, t = -1, t1 = 0;
          rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, total, &cursor, &t, &t1);) {
-        int64_t oy = t % oh, o0 = t / oh % ob * 16, b = t / oh / ob;
+        int64_t oy, o0, b;
+        stem_item(C, t, &b, &oy, &o0);
         const float *xb = C->x + b * c * h * w;
-        if (o0 != have) {
-            for (int64_t k = 0; k < kdim; k++)
-                for (int o = 0; o < 16; o++) wt[k * 16 + o] = C->w[(o0 + o) * kdim + k];
-            have = o0;
-        }
+        const float *wb = stem_block_weights(C, all, o0, wt, &have);
         for (int64_t ky = 0; ky < kh; ky++) {
             int64_t iy = oy * sh - pt + ky;
             if (iy < 0 || iy >= h || slot_key[iy % 8] == b * h + iy) continue;
@@ -1773,8 +1831,8 @@ static void stem_task(void *arg, int tid) {
         int64_t strips = (ow + 7) / 8;
         for (int q = 0; q < 4; q++)
             for (int64_t s0 = 0; s0 < strips;) {
-                if (strips - s0 >= 2) stem_strips8(2, C, wt, q, split, srow, yrow, oy, 8 * s0);
-                else stem_strips8(1, C, wt, q, split, srow, yrow, oy, 8 * s0);
+                if (strips - s0 >= 2) stem_strips8(2, C, wb, q, split, srow, yrow, oy, 8 * s0);
+                else stem_strips8(1, C, wb, q, split, srow, yrow, oy, 8 * s0);
                 s0 += strips - s0 >= 2 ? 2 : 1;
             }
         for (int o = 0; o < 16; o++) {
@@ -2075,6 +2133,7 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         C.s2 = s2_layout(p, (p->ow + 15) / 16 * 16);
         C.s2.ok = C.s2.ok && ctx && ctx->scratch &&
                   (size_t)(8 * p->c * 2 * C.s2.stride) * sizeof(float) + 64 <= ctx->scratch_per_thread;
+        C.stem_rows = stem_rows_fit(&C);
         C.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
         rk_pool_share(ctx ? ctx->pool : NULL, (int)C.ntasks, stem_task, &C);
         return RLX_OK;
@@ -2086,6 +2145,7 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         if (l.ok && (size_t)(8 * p->c * 2 * l.stride) * sizeof(float) + 64 <= ctx->scratch_per_thread) {
             int64_t total = p->n * (p->oc / 16) * p->oh;
             C.s2 = l;
+            C.stem_rows = stem_rows_fit(&C);
             C.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
             rk_pool_share(ctx->pool, (int)C.ntasks, stem_task, &C);
             return RLX_OK;

@@ -300,6 +300,27 @@ static void stem_case(int64_t c, int64_t h, int64_t w, int64_t oc, int64_t k, in
     if (with_res) sum += res[at];
     double want = act == RS_ACT_RELU ? (sum > 0 ? sum : 0) : act == RS_ACT_SIGMOID ? 1 / (1 + exp(-sum)) : sum;
     if (isfinite(y2[at])) cr_expect_lt(fabs(y2[at] - want), 1e-4 * (1 + fabs(want)), "got %g want %g", (double)y2[at], want);
+    /* every scratch size from too little for the split rows up: each picks
+     * a path (taps from the input rows; split rows with each block's
+     * weights gathered per block; split rows with every block's weights at
+     * once, row by row) and each gives method 1's bits */
+    for (size_t tight = 256; tight < per; tight += tight / 4 + 64) {
+        rk_ctx t1 = {1, NULL, scratch, tight}, t2 = {2, pool, scratch, tight};
+        for (int nt = 1; nt <= 2; nt++) {
+            for (size_t i = 0; i < ny; i++) y2[i] = 5.0f;
+            int st = rk_conv2d_f32(nt == 1 ? &t1 : &t2, &p, ins, OUT(y2));
+#if !defined(__AVX512F__)
+            /* without room for the split rows it is method 1, which needs all of per */
+            if (st == RLX_E_ARG) continue;
+#endif
+            cr_assert_eq(st, 0, "scratch %zu", tight);
+            size_t bad = ny;
+            for (size_t i = 0; i < ny && bad == ny; i++)
+                if (memcmp(&y1[i], &y2[i], 4)) bad = i;
+            cr_expect_eq(bad, ny, "k=%lld s=%lld threads=%d scratch %zu: element %zu differs", (long long)k,
+                         (long long)s, nt, tight, bad);
+        }
+    }
     p.a_packed = 1;   /* method 2 takes unpacked weights only */
     cr_expect_eq(rk_conv2d_f32(&one, &p, ins, OUT(y2)), RLX_E_ARG);
     rk_pool_free(pool);
