@@ -283,6 +283,129 @@ static inline void mp_vectors(const MaxRow *r, int64_t ox, int nv, int64_t n, fl
 }
 
 #define MP_W 16   /* lanes of mp_vectors' vectors */
+
+/* Windows 3 wide at column stride 2 (SqueezeNet's 3x3/2 pools, ResNet's and
+ * ShuffleNet's after their stems), a whole plane: the rows above spent more
+ * on their set-up than on the maxima where planes are small (256 planes of
+ * 27x27 -> 13x13: 51 us, ONNX Runtime 15). Each vector of 16 output
+ * columns gets its load masks once per plane; columns outside the row load
+ * as -inf, which the fold passes over as over an absent tap (max(acc, -inf)
+ * is acc, or the same -inf); the left pad (pl < 16) by an expanding load,
+ * so nothing before the row is addressed. maxps(x, y) is y unless x is
+ * greater, so a fold in the window's order (rows, then taps) returns the
+ * last of its largest elements however it is bracketed: each input row's
+ * taps 0, 1, 2 (the even, odd and next even of 33 elements) fold once, for
+ * every output row that reads the row, and the rows' folds then fold in
+ * order: the generic path's bits where no element is a NaN or an infinity.
+ * A plane with one returns 0, and the generic path does it again with
+ * rs_max's rule. Up to MP3_NV vectors a row, windows up to 8 rows tall.
+ * 27x27 -> 13x13 (256 planes) 51 -> 27 us, 55x55 -> 27x27 (128) 71 -> 49,
+ * 112x112 -> 56x56 (64, pad 1) 150 -> 130 (in L2, one thread). */
+enum { MP3_NV = 64 };
+
+/* lanes [lo, hi) of 16, clipped */
+static __mmask16 mp_lanes(int64_t lo, int64_t hi) {
+    if (lo < 0) lo = 0;
+    if (hi > 16) hi = 16;
+    return hi > lo ? (__mmask16)((0xffffu >> (16 - (hi - lo))) << lo) : (__mmask16)0;
+}
+
+typedef struct {
+    const float *x;
+    float *y;
+    int64_t h, w, oh, ow, kh, sh, pt, pl;
+    __mmask16 ma[MP3_NV], mb[MP3_NV], mo[MP3_NV];
+    int mc[MP3_NV];
+} Mp3;
+
+/* Input row iy's three-tap folds for vectors j0 .. j0+NJ-1 into hr; the
+ * NaN/infinity watch into odd. */
+static inline __attribute__((always_inline)) void mp3_row(const Mp3 *m, int NJ, int64_t j0, int64_t iy, __m512 *hr,
+                                                          __m512i *odd) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i oddi = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    const float *row = m->x + iy * m->w;
+    for (int jj = 0; jj < NJ; jj++) {
+        int64_t j = j0 + jj, base = 32 * j - m->pl;
+        __mmask16 ma = m->ma[j], mb = m->mb[j];
+        int whole = ma == 0xffff && mb == 0xffff && m->mc[j];
+        __m512 a, b, c;
+        if (whole) {
+            a = _mm512_loadu_ps(row + base);
+            b = _mm512_loadu_ps(row + base + 16);
+            c = _mm512_zextps128_ps512(_mm_load_ss(row + base + 32));
+        } else {
+            /* the left pad: the row's first elements into lanes pl .. */
+            a = base < 0 ? _mm512_maskz_expandloadu_ps(ma, row) : _mm512_maskz_loadu_ps(ma, row + base);
+            b = _mm512_maskz_loadu_ps(mb, row + base + 16);
+            c = m->mc[j] ? _mm512_zextps128_ps512(_mm_load_ss(row + base + 32)) : _mm512_setzero_ps();
+        }
+        /* x - x: NaN for a NaN or an infinity, else 0 */
+        __m512i d = _mm512_or_si512(_mm512_castps_si512(_mm512_sub_ps(a, a)), _mm512_castps_si512(_mm512_sub_ps(b, b)));
+        *odd = _mm512_or_si512(*odd, _mm512_or_si512(d, _mm512_castps_si512(_mm512_sub_ps(c, c))));
+        if (!whole) {
+            a = _mm512_mask_mov_ps(ninf, ma, a);
+            b = _mm512_mask_mov_ps(ninf, mb, b);
+            c = _mm512_mask_mov_ps(ninf, (__mmask16)m->mc[j], c);
+        }
+        /* max(x, y) is y unless x is greater: a fold in order may be
+         * bracketed any way (the last of the largest wins) */
+        __m512 ev = _mm512_permutex2var_ps(a, even, b);
+        __m512 t = _mm512_max_ps(ev, _mm512_permutex2var_ps(a, oddi, b));
+        hr[jj] = _mm512_max_ps(t, _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(c),
+                                                                            _mm512_castps_si512(ev), 1)));
+    }
+}
+
+/* Output columns of vectors j0 .. j0+NJ-1, every output row: each input
+ * row's folds made once (hrow[iy % 8]) for the output rows that read it. */
+static inline __attribute__((always_inline)) void mp3_cols(const Mp3 *m, int NJ, int64_t j0, __m512i *odd) {
+    __m512 hrow[8][4];
+    int64_t key[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+    for (int64_t oy = 0; oy < m->oh; oy++) {
+        int64_t y0 = oy * m->sh - m->pt, y1 = y0 + m->kh;
+        if (y0 < 0) y0 = 0;
+        if (y1 > m->h) y1 = m->h;
+        __m512 acc[4];
+        for (int jj = 0; jj < NJ; jj++) acc[jj] = _mm512_set1_ps(-INFINITY);
+        for (int64_t iy = y0; iy < y1; iy++) {
+            if (key[iy % 8] != iy) mp3_row(m, NJ, j0, iy, hrow[iy % 8], odd);
+            key[iy % 8] = iy;
+            for (int jj = 0; jj < NJ; jj++) acc[jj] = _mm512_max_ps(acc[jj], hrow[iy % 8][jj]);
+        }
+        for (int jj = 0; jj < NJ; jj++) _mm512_mask_storeu_ps(m->y + oy * m->ow + 16 * (j0 + jj), m->mo[j0 + jj], acc[jj]);
+    }
+}
+
+static int mp3_s2_plane(const rk_pool_nd_params *p, const float *xq, float *yq) {
+    Mp3 m;
+    m.x = xq, m.y = yq, m.h = p->in_dims[1], m.w = p->in_dims[2], m.oh = p->out_dims[1], m.ow = p->out_dims[2];
+    m.kh = p->k[1], m.sh = p->s[1], m.pt = p->pb[1], m.pl = p->pb[2];
+    int64_t nv = (m.ow + 15) / 16;
+    if (nv > MP3_NV || m.pl >= 16 || m.kh > 8) return 0;
+    for (int64_t j = 0; j < nv; j++) {
+        /* element e of vector j is input column 32 j - pl + e; outputs
+         * 16 j .. 16 j + n - 1 read elements 0 .. 2 n */
+        int64_t base = 32 * j - m.pl, n = m.ow - 16 * j < 16 ? m.ow - 16 * j : 16, need = 2 * n + 1;
+        int64_t lo = -base, hi = m.w - base;   /* elements inside the row */
+        if (hi > need) hi = need;
+        m.ma[j] = mp_lanes(lo, hi);
+        m.mb[j] = mp_lanes(lo - 16, hi - 16);
+        m.mc[j] = lo <= 32 && 32 < hi;
+        m.mo[j] = mp_lanes(0, n);
+    }
+    __m512i odd = _mm512_setzero_si512();
+    for (int64_t j0 = 0; j0 < nv; j0 += 4) {
+        switch (nv - j0 < 4 ? nv - j0 : 4) {
+        case 1: mp3_cols(&m, 1, j0, &odd); break;
+        case 2: mp3_cols(&m, 2, j0, &odd); break;
+        case 3: mp3_cols(&m, 3, j0, &odd); break;
+        default: mp3_cols(&m, 4, j0, &odd); break;
+        }
+    }
+    return !_mm512_test_epi32_mask(odd, odd);
+}
 #elif defined(__AVX2__)
 /* The same interior with AVX2, 8 columns a vector, up to four at once, in
  * the same order and with the same fold (maxps, then the compare-and-blend
@@ -344,6 +467,9 @@ static void maxpool_row_simd(const MaxRow *r, int64_t lo, int64_t hi, float *yro
 #endif
 
 static void maxpool2d_plane(const rk_pool_nd_params *p, const float *xq, float *yq) {
+#if defined(__AVX512F__)
+    if (p->k[2] == 3 && p->s[2] == 2 && mp3_s2_plane(p, xq, yq)) return;
+#endif
     int64_t h = p->in_dims[1], w = p->in_dims[2], oh = p->out_dims[1], ow = p->out_dims[2];
     int64_t kh = p->k[1], kw = p->k[2], sh = p->s[1], sw = p->s[2], pt = p->pb[1], pl = p->pb[2];
     /* interior columns: the whole window inside, ox*sw - pl >= 0 and ox*sw - pl + kw <= w */

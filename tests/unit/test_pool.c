@@ -91,6 +91,20 @@ Test(maxpool, every_width_stride_and_pad) {
                 for (int64_t pl = 0; pl < kw && pl <= 2; pl++) check(5, w, 3, kw, 2, sw, 1, pl, 1);
 }
 
+/* Windows 3 wide at stride 2 run a whole plane at a time with AVX-512
+ * (rk_conv.c mp3_s2_plane) unless it holds a NaN or an infinity: without
+ * specials every plane takes it; the zeros of both signs still test the
+ * order of the fold. Every width to 70 (vectors' ends, the 4-vector groups),
+ * left pads 0 to 2, window heights and row strides around 3 and 2. */
+Test(maxpool, three_wide_stride_two_planes) {
+    for (int64_t w = 1; w <= 70; w++)
+        for (int64_t pl = 0; pl <= 2; pl++)
+            for (int64_t kh = 1; kh <= 4; kh++) check(7, w, kh, 3, kh > 1 ? 2 : 1, 2, kh > 1 ? 1 : 0, pl, 0);
+    check(27, 27, 3, 3, 2, 2, 0, 0, 0);   /* SqueezeNet's */
+    check(55, 55, 3, 3, 2, 2, 0, 0, 1);
+    check(3, 1100, 3, 3, 2, 2, 1, 1, 0);   /* over MP3_NV vectors: the generic rows */
+}
+
 Test(maxpool, resnet_stem_pool) {
     check(112, 112, 3, 3, 2, 2, 1, 1, 0);   /* values only: the fast fold */
     check(112, 112, 3, 3, 2, 2, 1, 1, 1);   /* with NaN and inf: the compare-and-blend fold */
