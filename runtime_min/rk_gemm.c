@@ -1525,25 +1525,34 @@ static void few_tile(const rk_sgemm_args *g, const float *panel, int64_t kc, int
 }
 #endif
 
-void rk_sgemm_few_rows(const rk_sgemm_args *g) {
+void rk_sgemm_few_rows(const rk_sgemm_args *g) { rk_sgemm_few_rows_cols(g, 0, g->n); }
+
+void rk_sgemm_few_rows_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1) {
     int64_t m = g->m, n = g->n, k = g->k;
-    if (m <= 0 || n <= 0 || !g->packed_b) return;
+    if (n1 > n) n1 = n;
+    if (m <= 0 || n <= 0 || !g->packed_b || n0 < 0 || n0 % NR || n0 >= n1) return;
     if (k <= 0) {
-        scale_c(g);
-        if (has_epilogue(g)) epilogue_tile_cheap(g, g->c, g->ldc, 0, 0, g->m, g->n);
+        rk_sgemm_args sub = *g;
+        sub.n = n1 - n0;
+        sub.c = g->c + n0;
+        sub.bias = g->bias && g->bias_per_col ? g->bias + n0 : g->bias;
+        sub.res = g->res ? g->res + n0 : NULL;
+        scale_c(&sub);
+        if (has_epilogue(g)) epilogue_tile_cheap(g, g->c + n0, g->ldc, 0, n0, g->m, n1 - n0);
         return;
     }
     int64_t kcs = kc_step(k);
-    for (int64_t jc = 0; jc < n; jc += NC) {
+    for (int64_t jc = n0 / NC * NC; jc < n1; jc += NC) {
         int64_t nc = min64(NC, n - jc), ncr = roundup(nc, NR);
+        int64_t lo = n0 > jc ? n0 - jc : 0, hi = min64(nc, n1 - jc);   /* this call's columns of the block */
         for (int64_t pc = 0; pc < k; pc += kcs) {
             int64_t kc = min64(kcs, k - pc);
             int read_c = pc > 0 || g->beta != 0.0f;
             float beta = pc > 0 ? 1.0f : g->beta;
-            for (int64_t jr = 0; jr < nc;) {
+            for (int64_t jr = lo; jr < hi;) {
                 const float *panel = g->packed_b + jc * k + pc * ncr + jr * kc;
-                int np = (int)min64(FEW_NP, (nc - jr + NR - 1) / NR);
-                int64_t cols = min64(np * NR, nc - jr);
+                int np = (int)min64(FEW_NP, (hi - jr + NR - 1) / NR);
+                int64_t cols = min64(np * NR, hi - jr);
                 for (int64_t i0 = 0; i0 < m; i0 += 4) {
                     int64_t rows = min64(4, m - i0);
                     float acc[4][FEW_NP * NR];
@@ -1564,7 +1573,7 @@ void rk_sgemm_few_rows(const rk_sgemm_args *g) {
                 jr += np * NR;
             }
         }
-        if (has_epilogue(g)) epilogue_tile_cheap(g, g->c + jc, g->ldc, 0, jc, m, nc);
+        if (has_epilogue(g)) epilogue_tile_cheap(g, g->c + jc + lo, g->ldc, 0, jc + lo, m, hi - lo);
     }
 }
 #undef FEW_MADD

@@ -124,6 +124,10 @@ void rk_sgemm_ex(const rk_sgemm_args *args, void *scratch, int nthreads, rk_para
  * nothing; others leave C as the product plus bias and residual. */
 #define RK_SGEMM_FEW_ROWS 8
 void rk_sgemm_few_rows(const rk_sgemm_args *args);
+/* The same for columns [n0, n1) of C only (n0 a multiple of
+ * RK_SGEMM_COL_STEP): threads may take the columns in parts, with the same
+ * bits. */
+void rk_sgemm_few_rows_cols(const rk_sgemm_args *args, int64_t n0, int64_t n1);
 static inline int rk_sgemm_few_rows_act(int act) {
     return act == 0 || act == 1 || act == 2 || act == 3 || act == 5 || act == 6;   /* none, relu, clip, leakyrelu, hardsigmoid, hardswish */
 }

@@ -72,6 +72,7 @@
 #define rk_sgemm_cols RK_VARIANT(rk_sgemm_cols)
 #define rk_sgemm_ex RK_VARIANT(rk_sgemm_ex)
 #define rk_sgemm_few_rows RK_VARIANT(rk_sgemm_few_rows)
+#define rk_sgemm_few_rows_cols RK_VARIANT(rk_sgemm_few_rows_cols)
 #define rk_sgemm_kernel RK_VARIANT(rk_sgemm_kernel)
 #define rk_sgemm_pack_a RK_VARIANT(rk_sgemm_pack_a)
 #define rk_sgemm_pack_b RK_VARIANT(rk_sgemm_pack_b)

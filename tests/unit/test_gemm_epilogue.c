@@ -258,6 +258,15 @@ Test(gemm_epilogue, few_rows_equals_blocked) {
                     rk_sgemm_few_rows(&g);
                     cr_expect(same(&d.g, want, got), "%lldx%lldx%lld bias %d res %d act %d beta %d: few rows differ",
                               (long long)g.m, (long long)g.n, (long long)g.k, bias_mode, (int)(ai % 2), acts[ai], beta);
+                    /* the same in parts of columns (as threads take them),
+                     * cut inside and at the edge of an NC block */
+                    for (int64_t i = 0; i < d.g.m * d.g.ldc; i++) got[i] = (float)(i % 7) - 3.0f;
+                    static const int64_t cuts[] = {0, 16, 64, 2048, 2096};
+                    for (size_t ci = 0; ci + 1 < sizeof cuts / sizeof cuts[0]; ci++)
+                        rk_sgemm_few_rows_cols(&g, cuts[ci], cuts[ci + 1]);
+                    rk_sgemm_few_rows_cols(&g, 2096, g.n);
+                    cr_expect(same(&d.g, want, got), "%lldx%lldx%lld bias %d res %d act %d beta %d: in parts differ",
+                              (long long)g.m, (long long)g.n, (long long)g.k, bias_mode, (int)(ai % 2), acts[ai], beta);
                     free(scratch), free(want), free(got);
                     case_free(&d);
                 }
