@@ -1525,20 +1525,17 @@ static void few_tile(const rk_sgemm_args *g, const float *panel, int64_t kc, int
 }
 #endif
 
-void rk_sgemm_few_rows(const rk_sgemm_args *g) { rk_sgemm_few_rows_cols(g, 0, g->n); }
-
-void rk_sgemm_few_rows_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1) {
+/* Columns [n0, n1) of the few-rows product; inlined into both entries, so
+ * that rk_sgemm_few_rows (n0 = 0, n1 = n: the recurrent kernel's, in models
+ * with a code budget) stays the plain loop and does not link the other. */
+RK_INLINE void few_rows_run(const rk_sgemm_args *g, int64_t n0, int64_t n1) {
     int64_t m = g->m, n = g->n, k = g->k;
     if (n1 > n) n1 = n;
     if (m <= 0 || n <= 0 || !g->packed_b || n0 < 0 || n0 % NR || n0 >= n1) return;
-    if (k <= 0) {
-        rk_sgemm_args sub = *g;
-        sub.n = n1 - n0;
-        sub.c = g->c + n0;
-        sub.bias = g->bias && g->bias_per_col ? g->bias + n0 : g->bias;
-        sub.res = g->res ? g->res + n0 : NULL;
-        scale_c(&sub);
-        if (has_epilogue(g)) epilogue_tile_cheap(g, g->c + n0, g->ldc, 0, n0, g->m, n1 - n0);
+    if (k <= 0) {   /* no product: the part with column 0 does all of C */
+        if (n0 > 0) return;
+        scale_c(g);
+        if (has_epilogue(g)) epilogue_tile_cheap(g, g->c, g->ldc, 0, 0, g->m, g->n);
         return;
     }
     int64_t kcs = kc_step(k);
@@ -1576,6 +1573,10 @@ void rk_sgemm_few_rows_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1) {
         if (has_epilogue(g)) epilogue_tile_cheap(g, g->c + jc + lo, g->ldc, 0, jc + lo, m, hi - lo);
     }
 }
+
+void rk_sgemm_few_rows(const rk_sgemm_args *g) { few_rows_run(g, 0, g->n); }
+
+void rk_sgemm_few_rows_cols(const rk_sgemm_args *g, int64_t n0, int64_t n1) { few_rows_run(g, n0, n1); }
 #undef FEW_MADD
 
 void rk_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,

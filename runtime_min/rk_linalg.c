@@ -24,17 +24,20 @@ static int threads_for(const rk_ctx *ctx, int64_t m, int64_t n, int64_t k) {
     return rk_sgemm_threads_pay(m, n, k) ? ctx->nthreads : 1;
 }
 
-/* Columns of a few-rows product in equal parts of whole 64-column groups,
- * part tid for thread tid. */
+/* A few-rows product's columns in groups of 64, taken from the queue in
+ * contiguous runs (rk_next_item): rk_pool_share may leave a late thread's
+ * share to the others, so no part may belong to one tid only. */
 typedef struct {
     const rk_sgemm_args *g;
+    rk_queue *q;
     int nt;
 } FewCols;
 
 static void few_cols_task(void *arg, int tid) {
     const FewCols *f = arg;
-    int64_t groups = (f->g->n + 63) / 64, per = (groups + f->nt - 1) / f->nt;
-    rk_sgemm_few_rows_cols(f->g, tid * per * 64, (tid + 1) * per * 64);
+    int64_t groups = (f->g->n + 63) / 64;
+    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(f->q, f->nt, tid, RK_RUNS, groups, &cursor, &t, &t1);)
+        rk_sgemm_few_rows_cols(f->g, t * 64, (t + 1) * 64);
 }
 
 static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
@@ -48,9 +51,14 @@ static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
          * loops do faster than the blocked path's tiles (1 x 1000 x 1280,
          * 5 MB of weights: 172 against 198 us), the same bits; threads
          * take parts of the columns */
-        FewCols f = {args, nt};
-        if (nt > 1) rk_pool_share(ctx->pool, nt, few_cols_task, &f);
-        else rk_sgemm_few_rows(args);
+        if (nt > 1) {
+            rk_queue q;
+            int64_t groups = (args->n + 63) / 64;
+            FewCols f = {args, &q, (int)rk_queue_init(&q, nt < groups ? nt : groups)};
+            rk_pool_share(ctx->pool, f.nt, few_cols_task, &f);
+        } else {
+            rk_sgemm_few_rows(args);
+        }
         return RLX_OK;
     }
     rk_sgemm_ex(args, ctx->scratch, nt, nt > 1 ? rk_pool_share : NULL, ctx->pool);

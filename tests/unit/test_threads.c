@@ -113,3 +113,43 @@ Test(threads, run_ranges_cover_the_even_split) {
                 cr_assert_eq(at, total);
             }
 }
+
+/* A classifier's batch-1 product against pre-packed weights (matmul_f32 at
+ * 4 threads on this machine's cores, where workers come late): its columns
+ * are shared through the queue (rk_linalg.c), so a late worker's groups are
+ * done by the others. It must give the 1-thread bytes on every call: when
+ * each thread owned a fixed part, a skipped worker's columns were left as
+ * they were (ResNet-18 at 3 threads on 2 cores). */
+#include <stdlib.h>
+#include "rk_gemm.h"
+#include "rlx_scalar.h"
+
+Test(threads, few_rows_product_shared_over_late_workers) {
+    enum { M = 1, N = 1000, K = 300, CALLS = 300 };
+    float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * K * N), *bias = malloc(sizeof(float) * N);
+    float *want = malloc(sizeof(float) * M * N), *got = malloc(sizeof(float) * M * N);
+    for (int i = 0; i < M * K; i++) a[i] = (float)(i % 13) * 0.25f - 1.5f;
+    for (int i = 0; i < K * N; i++) b[i] = (float)(i % 11) * 0.125f - 0.625f;
+    for (int i = 0; i < N; i++) bias[i] = (float)(i % 5) - 2.0f;
+    float *packed = malloc(rk_sgemm_packed_b_size(N, K));
+    rk_sgemm_pack_b(N, K, b, N, 0, packed);
+    rk_matmul_f32_params p;
+    memset(&p, 0, sizeof p);
+    p.m = M, p.n = N, p.k = K, p.b_packed = 1, p.has_bias = 1, p.act = RS_ACT_RELU;
+    size_t per = rk_sgemm_scratch_size(M, N, K);
+    uint8_t *scratch = malloc(per * NT);
+    rk_pool *pool = NULL;
+    cr_assert_eq(rk_pool_new(NT, &pool), 0);
+    rk_ctx one = {1, NULL, scratch, per}, many = {NT, pool, scratch, per};
+    const void *in[3] = {a, packed, bias};
+    cr_assert_eq(rk_matmul_f32(&one, &p, in, (void *const[]){want}), RLX_OK);
+    int bad = 0;
+    for (int call = 0; call < CALLS && !bad; call++) {
+        for (int i = 0; i < M * N; i++) got[i] = 7.0f;
+        cr_assert_eq(rk_matmul_f32(&many, &p, in, (void *const[]){got}), RLX_OK);
+        bad = memcmp(want, got, sizeof(float) * M * N) != 0;
+    }
+    cr_expect(!bad, "a %d-thread call differs from the 1-thread bytes", NT);
+    rk_pool_free(pool);
+    free(a), free(b), free(bias), free(want), free(got), free(packed), free(scratch);
+}
