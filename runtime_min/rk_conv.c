@@ -303,13 +303,6 @@ static inline void mp_vectors(const MaxRow *r, int64_t ox, int nv, int64_t n, fl
  * 112x112 -> 56x56 (64, pad 1) 150 -> 130 (in L2, one thread). */
 enum { MP3_NV = 64 };
 
-/* lanes [lo, hi) of 16, clipped */
-static __mmask16 mp_lanes(int64_t lo, int64_t hi) {
-    if (lo < 0) lo = 0;
-    if (hi > 16) hi = 16;
-    return hi > lo ? (__mmask16)((0xffffu >> (16 - (hi - lo))) << lo) : (__mmask16)0;
-}
-
 typedef struct {
     const float *x;
     float *y;
@@ -390,10 +383,10 @@ static int mp3_s2_plane(const rk_pool_nd_params *p, const float *xq, float *yq) 
         int64_t base = 32 * j - m.pl, n = m.ow - 16 * j < 16 ? m.ow - 16 * j : 16, need = 2 * n + 1;
         int64_t lo = -base, hi = m.w - base;   /* elements inside the row */
         if (hi > need) hi = need;
-        m.ma[j] = mp_lanes(lo, hi);
-        m.mb[j] = mp_lanes(lo - 16, hi - 16);
+        m.ma[j] = rk_v16_range(lo, hi);
+        m.mb[j] = rk_v16_range(lo - 16, hi - 16);
         m.mc[j] = lo <= 32 && 32 < hi;
-        m.mo[j] = mp_lanes(0, n);
+        m.mo[j] = rk_v16_range(0, n);
     }
     __m512i odd = _mm512_setzero_si512();
     for (int64_t j0 = 0; j0 < nv; j0 += 4) {

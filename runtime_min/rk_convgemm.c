@@ -501,13 +501,6 @@ static void dw_epilogue(float *restrict y, int64_t n, float bias, const float *r
 #endif
 
 #if defined(__AVX512F__)
-/* Lanes [lo, hi) of a 16-lane mask, the range clipped to the vector. */
-static inline __mmask16 dw_lanes(int64_t lo, int64_t hi) {
-    if (lo < 0) lo = 0;
-    if (hi > 16) hi = 16;
-    return hi > lo ? (__mmask16)((0xffffu >> (16 - (hi - lo))) << lo) : (__mmask16)0;
-}
-
 /* The even and the odd elements of the 32 floats (a, b): stride-2 taps. */
 static inline __m512 dw_even(__m512 a, __m512 b) {
     return _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
@@ -625,11 +618,11 @@ DW_INLINE void dw_plane_avx512_for(const rk_conv2d_f32_params *p, const float *x
         int64_t base = j0 * s - pl;   /* input column of lane 0, tap 0 */
         __mmask16 m[3], v[3];
         for (int t = 0; t < 3; t++) {
-            m[t] = dw_lanes(colo[t] - j0, cohi[t] - j0);
-            v[t] = dw_lanes(-base - 16 * t, wd - base - 16 * t);
+            m[t] = rk_v16_range(colo[t] - j0, cohi[t] - j0);
+            v[t] = rk_v16_range(-base - 16 * t, wd - base - 16 * t);
         }
         v[2] &= 1;
-        __mmask16 out = dw_lanes(0, ow - j0);
+        __mmask16 out = rk_v16_range(0, ow - j0);
         __mmask16 mrow[3][3];   /* every input row inside */
         for (int k = 0; k < 3; k++)
             for (int t = 0; t < 3; t++) mrow[k][t] = m[t];
@@ -884,8 +877,8 @@ typedef __mmask16 dl_bias_mask;
 #define DL_ADD(a, b) _mm512_add_ps(a, b)
 /* the first n (0..16) floats at p, the other lanes 0 (and not read); the
  * first n lanes of v to p */
-#define DL_LOAD_N(n, p) rk_load16(dw_lanes(0, n), p)
-#define DL_STORE_N(n, p, v) _mm512_mask_storeu_ps(p, dw_lanes(0, n), v)
+#define DL_LOAD_N(n, p) rk_load16(rk_v16_range(0, n), p)
+#define DL_STORE_N(n, p, v) _mm512_mask_storeu_ps(p, rk_v16_range(0, n), v)
 /* t + bias in the lanes of m, t in the others */
 #define DL_BIAS_MASK(bv) _mm512_cmp_ps_mask(bv, _mm512_setzero_ps(), _CMP_NEQ_UQ)
 #define DL_NO_BIAS() ((__mmask16)0)
@@ -1459,7 +1452,7 @@ static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, v
             __m512 r[16];
             for (int i = 0; i < 16; i++) r[i] = i < nj ? _mm512_loadu_ps(t + (j0 + i) * ocg + m) : _mm512_setzero_ps();
             turn16(r);
-            __mmask16 out = dw_lanes(0, nj);
+            __mmask16 out = rk_v16_range(0, nj);
             for (int i = 0; i < 16; i++) {
                 __m512 v = r[i];
                 if (vec_ep)
@@ -1523,11 +1516,12 @@ static void stem_item(const Conv *C, int64_t t, int64_t *b, int64_t *oy, int64_t
     }
 }
 
-/* Bytes of a thread's scratch for the stem: its split rows (s2 layout ok),
- * then, where they fit (C->stem_rows), every block's weights. */
-static size_t stem_split_bytes(const Conv *C) {
-    return C->s2.ok ? (size_t)(8 * C->p->c * 2 * C->s2.stride) * sizeof(float) + 64 : 0;
-}
+/* Bytes of a thread's scratch for the stem: its split rows (8 slots of c
+ * rows, 2 * stride floats each, aligned), then, where they fit
+ * (C->stem_rows), every block's weights. */
+static size_t stem_split_need(int64_t c, int64_t stride) { return (size_t)(8 * c * 2 * stride) * sizeof(float) + 64; }
+
+static size_t stem_split_bytes(const Conv *C) { return C->s2.ok ? stem_split_need(C->p->c, C->s2.stride) : 0; }
 
 static int stem_rows_fit(const Conv *C) {
     return C->ctx && C->ctx->scratch &&
@@ -1617,7 +1611,7 @@ DW_INLINE void stem_split_strips(int S, const Conv *C, const float *wt, int hf, 
     }
     for (int st = 0; st < S; st++) {
         int64_t x0 = ox0 + 16 * st, n = ow - x0 < 16 ? ow - x0 : 16;   /* the caller's strips start inside ow */
-        __mmask16 out = dw_lanes(0, n);
+        __mmask16 out = rk_v16_range(0, n);
         for (int o = 0; o < 8; o++) {
             int64_t ch = o0 + 8 * hf + o, at = ((b * oc + ch) * oh + oy) * ow + x0;
             float bo = C->bias ? C->bias[ch] : 0.0f;
@@ -1692,8 +1686,8 @@ static void stem_task(void *arg, int tid) {
             int full = split || (base0 >= 0 && base0 + kw - 1 + 16 * sw <= w);
             for (int64_t kx = 0; kx < kw && !full; kx++) {
                 int64_t base = base0 + kx;   /* input column of lane 0 */
-                ma[kx] = dw_lanes(-base, w - base);
-                md[kx] = dw_lanes(-base - 16, w - base - 16);
+                ma[kx] = rk_v16_range(-base, w - base);
+                md[kx] = rk_v16_range(-base - 16, w - base - 16);
             }
             for (int64_t ic = 0; ic < c; ic++)
                 for (int64_t ky = 0; ky < kh; ky++) {
@@ -1730,7 +1724,7 @@ static void stem_task(void *arg, int tid) {
             float sums[16 * 16];
             for (int o = 0; o < 16; o++) _mm512_storeu_ps(sums + 16 * o, acc[o]);
             int64_t n = ow - ox0 < 16 ? ow - ox0 : 16;
-            __mmask16 out = dw_lanes(0, n);
+            __mmask16 out = rk_v16_range(0, n);
             for (int o = 0; o < 16; o++) {
                 int64_t at = ((b * oc + o0 + o) * oh + oy) * ow + ox0;
                 float bo = bias ? bias[o0 + o] : 0.0f;
@@ -2053,7 +2047,7 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
             const float *t = T + o * G->cols + r * G->s;
 #if defined(__AVX512F__)
             for (int64_t x0 = 0; x0 < ow; x0 += 16) {
-                __mmask16 m = dw_lanes(0, ow - x0);
+                __mmask16 m = rk_v16_range(0, ow - x0);
                 __m512 v = _mm512_maskz_loadu_ps(m, t + x0);
                 _mm512_mask_storeu_ps(C->y + at + x0, m,
                                       dw_finish(v, bo, C->res ? C->res + at + x0 : NULL, m, act, lo, hi));
@@ -2131,8 +2125,7 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         int64_t total = p->n * (p->oc / 16) * p->oh;
         /* the stem reads up to 16-lane strips past ow, and keeps 8 split rows of each channel in scratch */
         C.s2 = s2_layout(p, (p->ow + 15) / 16 * 16);
-        C.s2.ok = C.s2.ok && ctx && ctx->scratch &&
-                  (size_t)(8 * p->c * 2 * C.s2.stride) * sizeof(float) + 64 <= ctx->scratch_per_thread;
+        C.s2.ok = C.s2.ok && ctx && ctx->scratch && stem_split_need(p->c, C.s2.stride) <= ctx->scratch_per_thread;
         C.stem_rows = stem_rows_fit(&C);
         C.ntasks = rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
         rk_pool_share(ctx ? ctx->pool : NULL, (int)C.ntasks, stem_task, &C);
@@ -2142,7 +2135,7 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
     if (p->method == 2 && stem_ok(p) && ctx && ctx->scratch) {
         /* strips of 8 read up to 7 columns past ow */
         S2 l = s2_layout(p, (p->ow + 7) / 8 * 8);
-        if (l.ok && (size_t)(8 * p->c * 2 * l.stride) * sizeof(float) + 64 <= ctx->scratch_per_thread) {
+        if (l.ok && stem_split_need(p->c, l.stride) <= ctx->scratch_per_thread) {
             int64_t total = p->n * (p->oc / 16) * p->oh;
             C.s2 = l;
             C.stem_rows = stem_rows_fit(&C);

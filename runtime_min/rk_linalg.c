@@ -24,20 +24,22 @@ static int threads_for(const rk_ctx *ctx, int64_t m, int64_t n, int64_t k) {
     return rk_sgemm_threads_pay(m, n, k) ? ctx->nthreads : 1;
 }
 
-/* A few-rows product's columns in groups of 64, taken from the queue in
+/* A few-rows product's columns in groups of FEW_COLS (four of the packed
+ * panels: the AVX-512 few-rows tile's width), taken from the queue in
  * contiguous runs (rk_next_item): rk_pool_share may leave a late thread's
  * share to the others, so no part may belong to one tid only. */
+enum { FEW_COLS = 4 * RK_SGEMM_COL_STEP };
 typedef struct {
     const rk_sgemm_args *g;
     rk_queue *q;
     int nt;
+    int64_t groups;
 } FewCols;
 
 static void few_cols_task(void *arg, int tid) {
     const FewCols *f = arg;
-    int64_t groups = (f->g->n + 63) / 64;
-    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(f->q, f->nt, tid, RK_RUNS, groups, &cursor, &t, &t1);)
-        rk_sgemm_few_rows_cols(f->g, t * 64, (t + 1) * 64);
+    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(f->q, f->nt, tid, RK_RUNS, f->groups, &cursor, &t, &t1);)
+        rk_sgemm_few_rows_cols(f->g, t * FEW_COLS, (t + 1) * FEW_COLS);
 }
 
 static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
@@ -53,8 +55,8 @@ static int sgemm(rk_ctx *ctx, rk_sgemm_args *args) {
          * take parts of the columns */
         if (nt > 1) {
             rk_queue q;
-            int64_t groups = (args->n + 63) / 64;
-            FewCols f = {args, &q, (int)rk_queue_init(&q, nt < groups ? nt : groups)};
+            int64_t groups = (args->n + FEW_COLS - 1) / FEW_COLS;
+            FewCols f = {args, &q, (int)rk_queue_init(&q, nt < groups ? nt : groups), groups};
             rk_pool_share(ctx->pool, f.nt, few_cols_task, &f);
         } else {
             rk_sgemm_few_rows(args);

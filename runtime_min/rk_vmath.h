@@ -99,6 +99,13 @@ RV_ATTR __mmask16 rk_v16_lanes(int64_t n) {
     return (__mmask16)(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1);
 }
 
+/* lanes [lo, hi) of a 16-lane mask, the range clipped to the vector */
+RV_ATTR __mmask16 rk_v16_range(int64_t lo, int64_t hi) {
+    if (lo < 0) lo = 0;
+    if (hi > 16) hi = 16;
+    return hi > lo ? (__mmask16)((0xffffu >> (16 - (hi - lo))) << lo) : (__mmask16)0;
+}
+
 /* rs_act on 16 lanes: relu keeps NaN (x > 0 or unordered), clip's ordered
  * compares pass NaN through, as rs_relu and rs_clip */
 RV_ATTR __m512 rk_v16_act(__m512 x, int kind, float a, float b) {
