@@ -190,6 +190,18 @@ static const char *shape_text(int rank, const int64_t *dims) {
     return rlx_shape_str(&v);
 }
 
+/* An integer attribute (or element) beyond 2^53 is not exact as a JSON
+ * number, so it is written, and read, as a decimal string; a JSON number
+ * there would already have been rounded by the parser. */
+static int attr_int_string(const char *s, int64_t *v) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || *s == ' ') return 0;
+    *v = x;
+    return 1;
+}
+
 /* "dtype" and "shape" of an input, weight, tensor attribute or output.
  * The byte size is checked here, with the file in the message, so that
  * later rlx_value_bytes calls cannot fail. */
@@ -207,17 +219,26 @@ static void parse_type(const cJSON *obj, int required, int *dtype, int *rank, in
     if (n > RLX_MAX_RANK) err(where, "rank %d exceeds the maximum of %d", n, RLX_MAX_RANK);
     int i = 0;
     for (const cJSON *e = js->child; e; e = e->next, i++) {
-        int64_t d = get_int(e, rlx_fmt("shape[%d]", i), where);
+        /* beyond 2^53 a decimal string, as the writer puts it (put_int) */
+        int64_t d = 0;
+        if (cJSON_IsString(e)) {
+            if (!attr_int_string(e->valuestring, &d)) err(where, "shape[%d] must be an integer, not '%s'", i, e->valuestring);
+        } else {
+            d = get_int(e, rlx_fmt("shape[%d]", i), where);
+        }
         if (d < 0) err(where, "negative dimension %lld in shape", (long long)d);
         dims[i] = d;
     }
     *rank = n;
-    int64_t bytes = *dtype >= 0 ? rlx_dtype_size(*dtype) : 1;
+    /* the ONNX reader's rule (onnx.c fill_dims), so that what it imports
+     * reads back: the element count in 64 bits, and 8 bytes an element */
+    int64_t numel = 1;
     for (i = 0; i < n; i++) {
-        if (dims[i] && bytes > INT64_MAX / dims[i])
+        if (dims[i] && numel > INT64_MAX / dims[i])
             err(where, "shape %s: byte size overflows 64 bits", shape_text(n, dims));
-        bytes *= dims[i];
+        numel *= dims[i];
     }
+    if (numel > INT64_MAX / 8) err(where, "shape %s: byte size overflows 64 bits", shape_text(n, dims));
 }
 
 static void set_value_type(RlxValue *v, int dtype, int rank, const int64_t *dims) {
@@ -415,18 +436,6 @@ static int spec_is(const char *t, size_t tl, const char *want) {
 
 static const char *node_where(Reader *r, const char *name, const char *op) {
     return rlx_fmt("%s: node '%s' (%s)", r->file, name, op);
-}
-
-/* An integer attribute (or element) beyond 2^53 is not exact as a JSON
- * number, so it is written, and read, as a decimal string; a JSON number
- * there would already have been rounded by the parser. */
-static int attr_int_string(const char *s, int64_t *v) {
-    char *end;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (end == s || *end || errno == ERANGE || *s == ' ') return 0;
-    *v = x;
-    return 1;
 }
 
 static void check_exact(double d, int spec_int, const char *aw) {
@@ -811,9 +820,19 @@ static void put_real(RlxBuf *b, double d, int single) {
     rlx_buf_printf(b, "%s", tmp);
 }
 
+/* Beyond 2^53 a decimal string, which the reader takes where ops.def
+ * types the attribute i or ints (attr_int_string), and in shapes. */
+static void put_int(RlxBuf *b, int64_t x) {
+    int big = x > (int64_t)TWO53 || x < -(int64_t)TWO53;
+    rlx_buf_printf(b, big ? "\"%lld\"" : "%lld", (long long)x);
+}
+
 static void put_shape(RlxBuf *b, int rank, const int64_t *dims) {
     rlx_buf_put(b, "[", 1);
-    for (int i = 0; i < rank; i++) rlx_buf_printf(b, i ? ", %lld" : "%lld", (long long)dims[i]);
+    for (int i = 0; i < rank; i++) {
+        if (i) rlx_buf_put(b, ", ", 2);
+        put_int(b, dims[i]);
+    }
     rlx_buf_put(b, "]", 1);
 }
 
@@ -847,18 +866,11 @@ static void put_data(RlxBuf *b, const RlxValue *v) {
     rlx_buf_put(b, "]", 1);
 }
 
-/* Beyond 2^53 a decimal string, which the reader takes where ops.def
- * types the attribute i or ints (attr_int_string). */
-static void put_attr_int(RlxBuf *b, int64_t x) {
-    int big = x > (int64_t)TWO53 || x < -(int64_t)TWO53;
-    rlx_buf_printf(b, big ? "\"%lld\"" : "%lld", (long long)x);
-}
-
 static void put_attr(RlxBuf *b, const RlxGraph *g, const RlxAttr *a) {
     put_str(b, a->name);
     rlx_buf_put(b, ": ", 2);
     switch (a->kind) {
-    case RLX_A_INT: put_attr_int(b, a->i); break;
+    case RLX_A_INT: put_int(b, a->i); break;
     case RLX_A_FLOAT: put_real(b, a->f, 0); break;
     case RLX_A_STRING: put_str(b, a->s); break;
     case RLX_A_DTYPE: put_str(b, rlx_dtype_name((int)a->i)); break;
@@ -867,7 +879,7 @@ static void put_attr(RlxBuf *b, const RlxGraph *g, const RlxAttr *a) {
         rlx_buf_put(b, "[", 1);
         for (int i = 0; i < a->n; i++) {
             if (i) rlx_buf_put(b, ", ", 2);
-            if (a->kind == RLX_A_INTS) put_attr_int(b, a->ints[i]);
+            if (a->kind == RLX_A_INTS) put_int(b, a->ints[i]);
             else put_real(b, a->floats[i], 0);
         }
         rlx_buf_put(b, "]", 1);

@@ -473,3 +473,25 @@ Test(rlxg, node_errors) {
                     " \"attrs\": {\"value\": {\"dtype\": \"f32\", \"shape\": [2], \"data\": [1]}}}"),
                "node 'c' (Constant): attribute 'value': data has 1 values");
 }
+
+/* A dimension beyond 2^53 (an empty weight's, as an ONNX file may declare
+ * it) is written as a decimal string and reads back exactly; the byte-size
+ * rule is the ONNX reader's (the element count), so what rlxc import takes
+ * from ONNX, it reads back (the onnx fuzz target's finding). */
+Test(rlxg, shape_beyond_2p53_round_trip) {
+    RlxGraph *g = read_ok(write_text("big.rlxg",
+        "{\"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [2]}], \"outputs\": [{\"name\": \"y\"}],"
+        " \"weights\": [{\"name\": \"w\", \"dtype\": \"f32\", \"shape\": [\"9223372036854775806\", 0], \"data\": []}],"
+        " \"nodes\": [{\"name\": \"a\", \"op\": \"Identity\", \"inputs\": [\"x\"], \"outputs\": [\"y\"]},"
+        " {\"name\": \"b\", \"op\": \"Identity\", \"inputs\": [\"w\"], \"outputs\": [\"z\"]}]}"));
+    int w = rlx_value_find(g, "w");
+    cr_assert_geq(w, 0);
+    cr_assert_eq(g->v[w].dims[0], INT64_C(9223372036854775806));
+    RlxBuf out = {0};
+    rlx_write_rlxg(g, &out);
+    RlxGraph *h = read_ok(write_bytes("big2.rlxg", out.data, out.len));
+    int w2 = rlx_value_find(h, "w");
+    if (w2 >= 0) cr_assert_eq(h->v[w2].dims[0], INT64_C(9223372036854775806));
+    json_error("{\"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"2x\"]}], \"outputs\": [{\"name\": \"x\"}]}",
+               "shape[0] must be an integer, not '2x'");
+}
