@@ -668,8 +668,10 @@ DW_INLINE void dw_plane_avx512_for(const rk_conv2d_f32_params *p, const float *x
 static void dw_plane_avx512(const rk_conv2d_f32_params *p, const float *x, const float *w, float *y, float bias,
                             const float *res, int epilogue) {
     int64_t act = epilogue ? p->act : RS_ACT_NONE;
-    int kind = act == RS_ACT_NONE ? 0 : act == RS_ACT_RELU ? 1 : act == RS_ACT_CLIP ? 2 : act == RS_ACT_SILU ? 3
-                                                                                   : act == RS_ACT_HARDSWISH ? 4 : 5;
+    /* SiLU and the others with exp or erf come here without their
+     * activation (depthwise3x3 applies it over the plane) */
+    int kind = act == RS_ACT_NONE ? 0 : act == RS_ACT_RELU ? 1 : act == RS_ACT_CLIP ? 2
+                                                               : act == RS_ACT_HARDSWISH ? 4 : 5;
 #define DW_CASE(S, K, A)                                                    \
     if (p->sw == S && kind == K) {                                          \
         dw_plane_avx512_for(p, x, w, y, bias, res, epilogue, S, (A));       \
@@ -681,8 +683,6 @@ static void dw_plane_avx512(const rk_conv2d_f32_params *p, const float *x, const
     DW_CASE(2, 0, RS_ACT_NONE)
     DW_CASE(2, 1, RS_ACT_RELU)
     DW_CASE(2, 2, RS_ACT_CLIP)
-    DW_CASE(1, 3, RS_ACT_SILU)
-    DW_CASE(2, 3, RS_ACT_SILU)
     DW_CASE(1, 4, RS_ACT_HARDSWISH)
     DW_CASE(2, 4, RS_ACT_HARDSWISH)
 #undef DW_CASE
@@ -1098,9 +1098,17 @@ static void dw_lanes_run(const rk_conv2d_f32_params *p, const float *tin, int64_
     case RS_ACT_NONE: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_NONE); break;
     case RS_ACT_RELU: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_RELU); break;
     case RS_ACT_CLIP: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_CLIP); break;
-    case RS_ACT_SILU: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_SILU); break;
     case RS_ACT_HARDSWISH: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_HARDSWISH); break;
-    default: dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, p->act); break;
+    default:
+        if (rk_act_exp((int)p->act)) {
+            /* SiLU and the others with exp or erf: over the band after its
+             * sums, four vectors at a time (rk_act_run), as depthwise3x3 */
+            dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, RS_ACT_NONE);
+            rk_act_run(tout, oh * p->ow * DL, (int)p->act, (float)p->act_a, (float)p->act_b);
+        } else {
+            dw_lanes_sums(p, tin, wp, oh, tout, wl, bv, has_bias, p->act);
+        }
+        break;
     }
 }
 
@@ -1232,6 +1240,18 @@ static void dw_lanes_from_t(const rk_conv2d_f32_params *p, const float *t, int64
 static void depthwise3x3(const rk_conv2d_f32_params *p, const float *x, const float *w, float *y, float bias,
                          const float *res, int epilogue, const DwFlat *flat) {
 #if defined(__AVX512F__)
+    if (epilogue && rk_act_exp((int)p->act) && p->sh <= 2 && p->sw <= 2 && p->h > 0) {
+        /* an activation with exp or erf in it over the whole plane after
+         * the sums, bias and residual (in L1), four vectors at a time
+         * (rk_act_run): per vector in the strips, out of line (dw_act_other),
+         * the SiLU of EfficientNet-B0's depthwise layers cost as much as their
+         * sums. The same operations on each element, so the same bits. */
+        rk_conv2d_f32_params q = *p;
+        q.act = RS_ACT_NONE;
+        depthwise3x3(&q, x, w, y, bias, res, epilogue, flat);
+        rk_act_run(y, p->oh * p->ow, (int)p->act, (float)p->act_a, (float)p->act_b);
+        return;
+    }
     if (flat) {
         dw_flat_avx512(flat, p, x, w, y, bias, res, epilogue);
         return;

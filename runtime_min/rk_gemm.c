@@ -408,15 +408,51 @@ RK_INLINE ep_vec ep_act(ep_vec y, int act, float a, float b, ep_vec lo, ep_vec h
 #endif
 }
 
+#if EP_VEC == 16
+/* C's vector at ci + j (mask m) with its bias and residual added, as
+ * epilogue_tile_k's loop: row i0 + i's bias, or the columns' (per_col) */
+RK_INLINE ep_vec ep_sum(const rk_sgemm_args *g, const float *ci, int64_t i0, int64_t i, int64_t j0, int64_t j,
+                        ep_mask m) {
+    const float *bias = g->bias, *res = g->res;
+    const float *ri = res ? res + (i0 + i) * g->ldres + j0 : NULL;
+    float bias_i = bias && !g->bias_per_col ? bias[i0 + i] : 0.0f;
+    ep_vec y = EP_LOAD(m, ci + j);
+    if (g->bias_per_col) {
+        if (bias) y = EP_ADD(y, EP_LOAD(m, bias + j0 + j));
+        if (ri) y = EP_ADD(y, EP_LOAD(m, ri + j));
+    } else if (ri) {
+        y = EP_ADD(EP_ADD(y, EP_SET1(bias_i)), EP_LOAD(m, ri + j));
+    } else if (bias_i != 0.0f) {
+        y = EP_ADD(y, EP_SET1(bias_i));
+    }
+    return y;
+}
+#endif
+
 /* epilogue_tile with the activation a constant (after inlining) */
 RK_INLINE void epilogue_tile_k(const rk_sgemm_args *g, float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
                                int64_t cols, int act, int cheap) {
-    const float *bias = g->bias, *res = g->res;
-    int per_col = g->bias_per_col;
     float a = g->act_a, b = g->act_b;
     ep_vec lo = EP_SET1(a), hi = EP_SET1(b);
     int64_t vec_cols = EP_VEC >= 8 ? cols : cols / EP_VEC * EP_VEC;   /* masked tails from 8 lanes */
-    for (int64_t i = 0; i < rows; i++) {
+    int64_t i = 0;
+#if EP_VEC == 16
+    /* an activation with exp or erf in it on a 32-column tile: two rows at
+     * a time, their four vectors through rk_v16x4_act (interleaved, the
+     * four chains of a SiLU keep both vector ports busy where one leaves
+     * them waiting: 0.49 -> 0.39 ns a float), the same bits as ep_act */
+    if (rk_act_exp(act) && cols == 32)
+        for (; i + 2 <= rows; i += 2) {
+            float *ci = c + i * ldc;
+            rk_v16x4 x;
+            for (int q = 0; q < 4; q++) x.v[q] = ep_sum(g, ci + q / 2 * ldc, i0, i + q / 2, j0, q % 2 * 16, 0xFFFF);
+            x = rk_v16x4_act(x, act);
+            for (int q = 0; q < 4; q++) _mm512_storeu_ps(ci + q / 2 * ldc + q % 2 * 16, x.v[q]);
+        }
+#endif
+    const float *bias = g->bias, *res = g->res;
+    int per_col = g->bias_per_col;
+    for (; i < rows; i++) {
         float *ci = c + i * ldc;
         const float *ri = res ? res + (i0 + i) * g->ldres + j0 : NULL;
         float bias_i = bias && !per_col ? bias[i0 + i] : 0.0f;

@@ -124,6 +124,159 @@ RV_ATTR __m512 rk_v16_act(__m512 x, int kind, float a, float b) {
     default: return x;
     }
 }
+
+/* The same instance on four vectors at once (rk_v16x4_*, 64 floats): each
+ * operation of rlx_vmath.h done on the four in turn, so the four chains
+ * of dependent operations (a SiLU is about 30 long) are interleaved in
+ * the code. One vector at a time, the scheduler's window holds too few
+ * independent operations to keep both vector ports busy: SiLU 0.35 ns a
+ * float in L1 one at a time, 0.30 four at a time. Same operations per
+ * lane, so the same bits. */
+typedef struct { __m512 v[4]; } rk_v16x4;
+typedef struct { __m512i v[4]; } rk_v16x4u;
+typedef struct { __mmask16 v[4]; } rk_v16x4m;
+RV_ATTR rk_v16x4 rk_x4_c(float c) {
+    __m512 v = _mm512_set1_ps(c);
+    rk_v16x4 r_ = {{v, v, v, v}};
+    return r_;
+}
+RV_ATTR rk_v16x4u rk_x4u_c(uint32_t c) {
+    __m512i v = _mm512_set1_epi32((int)c);
+    rk_v16x4u r_ = {{v, v, v, v}};
+    return r_;
+}
+/* name(a, b) = intr(a.v[i], b.v[i]) for the four i; b an int for the shifts */
+#define X4_BIN_(name, T, TA, TB, intr, bi) \
+    RV_ATTR T name(TA a, TB b) { \
+        T r_; \
+        r_.v[0] = intr(a.v[0], bi(0)); \
+        r_.v[1] = intr(a.v[1], bi(1)); \
+        r_.v[2] = intr(a.v[2], bi(2)); \
+        r_.v[3] = intr(a.v[3], bi(3)); \
+        return r_; \
+    }
+#define X4_B_(i) b.v[i]
+#define X4_N_(i) b
+X4_BIN_(rk_x4_add, rk_v16x4, rk_v16x4, rk_v16x4, _mm512_add_ps, X4_B_)
+X4_BIN_(rk_x4_sub, rk_v16x4, rk_v16x4, rk_v16x4, _mm512_sub_ps, X4_B_)
+X4_BIN_(rk_x4_mul, rk_v16x4, rk_v16x4, rk_v16x4, _mm512_mul_ps, X4_B_)
+X4_BIN_(rk_x4_div, rk_v16x4, rk_v16x4, rk_v16x4, _mm512_div_ps, X4_B_)
+X4_BIN_(rk_x4_max, rk_v16x4, rk_v16x4, rk_v16x4, _mm512_max_ps, X4_B_)
+X4_BIN_(rk_x4_min, rk_v16x4, rk_v16x4, rk_v16x4, _mm512_min_ps, X4_B_)
+X4_BIN_(rk_x4_scale, rk_v16x4, rk_v16x4, rk_v16x4, _mm512_scalef_ps, X4_B_)
+X4_BIN_(rk_x4u_add, rk_v16x4u, rk_v16x4u, rk_v16x4u, _mm512_add_epi32, X4_B_)
+X4_BIN_(rk_x4u_sub, rk_v16x4u, rk_v16x4u, rk_v16x4u, _mm512_sub_epi32, X4_B_)
+X4_BIN_(rk_x4u_and, rk_v16x4u, rk_v16x4u, rk_v16x4u, _mm512_and_si512, X4_B_)
+X4_BIN_(rk_x4u_or, rk_v16x4u, rk_v16x4u, rk_v16x4u, _mm512_or_si512, X4_B_)
+X4_BIN_(rk_x4u_shl, rk_v16x4u, rk_v16x4u, unsigned, _mm512_slli_epi32, X4_N_)
+X4_BIN_(rk_x4u_shr, rk_v16x4u, rk_v16x4u, unsigned, _mm512_srli_epi32, X4_N_)
+#define X4_CMP_(name, pred) \
+    RV_ATTR rk_v16x4m name(rk_v16x4 a, rk_v16x4 b) { \
+        rk_v16x4m r_; \
+        for (int i = 0; i < 4; i++) r_.v[i] = _mm512_cmp_ps_mask(a.v[i], b.v[i], pred); \
+        return r_; \
+    }
+X4_CMP_(rk_x4_lt, _CMP_LT_OQ)
+X4_CMP_(rk_x4_gt, _CMP_GT_OQ)
+X4_CMP_(rk_x4_ge, _CMP_GE_OQ)
+X4_CMP_(rk_x4_eq, _CMP_EQ_OQ)
+RV_ATTR rk_v16x4 rk_x4_sel(rk_v16x4m m, rk_v16x4 a, rk_v16x4 b) {
+    rk_v16x4 r_;
+    for (int i = 0; i < 4; i++) r_.v[i] = _mm512_mask_blend_ps(m.v[i], b.v[i], a.v[i]);
+    return r_;
+}
+RV_ATTR rk_v16x4u rk_x4_bits(rk_v16x4 a) {
+    rk_v16x4u r_;
+    for (int i = 0; i < 4; i++) r_.v[i] = _mm512_castps_si512(a.v[i]);
+    return r_;
+}
+RV_ATTR rk_v16x4 rk_x4_from(rk_v16x4u a) {
+    rk_v16x4 r_;
+    for (int i = 0; i < 4; i++) r_.v[i] = _mm512_castsi512_ps(a.v[i]);
+    return r_;
+}
+RV_ATTR rk_v16x4 rk_x4u_tof(rk_v16x4u a) {
+    rk_v16x4 r_;
+    for (int i = 0; i < 4; i++) r_.v[i] = _mm512_cvtepi32_ps(a.v[i]);
+    return r_;
+}
+RV_ATTR int rk_x4_any(rk_v16x4m m) { return (m.v[0] | m.v[1] | m.v[2] | m.v[3]) != 0; }
+RV_ATTR int rk_x4_all(rk_v16x4m m) { return (m.v[0] & m.v[1] & m.v[2] & m.v[3]) == 0xffff; }
+#undef X4_BIN_
+#undef X4_B_
+#undef X4_N_
+#undef X4_CMP_
+#define RV rk_v16x4
+#define RVU rk_v16x4u
+#define RVM rk_v16x4m
+#define RV_FN(name) rk_v16x4_##name
+#define RV_C(c) rk_x4_c(c)
+#define RVU_C(c) rk_x4u_c(c)
+#define RV_ADD(a, b) rk_x4_add(a, b)
+#define RV_SUB(a, b) rk_x4_sub(a, b)
+#define RV_MUL(a, b) rk_x4_mul(a, b)
+#define RV_DIV(a, b) rk_x4_div(a, b)
+#define RV_LT(a, b) rk_x4_lt(a, b)
+#define RV_GT(a, b) rk_x4_gt(a, b)
+#define RV_GE(a, b) rk_x4_ge(a, b)
+#define RV_EQ(a, b) rk_x4_eq(a, b)
+#define RV_SEL(m, a, b) rk_x4_sel(m, a, b)
+#define RV_BITS(a) rk_x4_bits(a)
+#define RV_FROM(u) rk_x4_from(u)
+#define RVU_ADD(a, b) rk_x4u_add(a, b)
+#define RVU_SUB(a, b) rk_x4u_sub(a, b)
+#define RVU_AND(a, b) rk_x4u_and(a, b)
+#define RVU_OR(a, b) rk_x4u_or(a, b)
+#define RVU_SHL(a, n) rk_x4u_shl(a, n)
+#define RVU_SHR(a, n) rk_x4u_shr(a, n)
+#define RVU_TOF(u) rk_x4u_tof(u)
+#define RV_ANY(m) rk_x4_any(m)
+#define RV_ALL(m) rk_x4_all(m)
+#define RV_MAX(c, x) rk_x4_max(c, x)
+#define RV_MIN(c, x) rk_x4_min(c, x)
+#define RV_SCALE(p, nf) rk_x4_scale(p, nf)
+#include "rlx_vmath.h"
+#undef RV_MAX
+#undef RV_MIN
+#undef RV_SCALE
+#undef RV
+#undef RVU
+#undef RVM
+#undef RV_FN
+#undef RV_C
+#undef RVU_C
+#undef RV_ADD
+#undef RV_SUB
+#undef RV_MUL
+#undef RV_DIV
+#undef RV_LT
+#undef RV_GT
+#undef RV_GE
+#undef RV_EQ
+#undef RV_SEL
+#undef RV_BITS
+#undef RV_FROM
+#undef RVU_ADD
+#undef RVU_SUB
+#undef RVU_AND
+#undef RVU_OR
+#undef RVU_SHL
+#undef RVU_SHR
+#undef RVU_TOF
+#undef RV_ANY
+#undef RV_ALL
+
+/* rk_v16_act of the activations with exp or erf in them, on four vectors
+ * (any other kind: the vectors unchanged) */
+RV_ATTR rk_v16x4 rk_v16x4_act(rk_v16x4 x, int kind) {
+    switch (kind) {
+    case RS_ACT_SIGMOID: return rk_v16x4_sigmoid(x);
+    case RS_ACT_TANH: return rk_v16x4_tanh(x);
+    case RS_ACT_SILU: return rk_v16x4_silu(x);
+    case RS_ACT_GELU: return rk_v16x4_gelu(x);
+    default: return x;
+    }
+}
 #endif
 
 #if defined(__AVX2__)
@@ -208,6 +361,11 @@ RV_ATTR __m256 rk_v8_act(__m256 x, int kind, float a, float b) {
 }
 #endif
 
+/* whether an RS_ACT_* activation has exp or erf in it (rk_v16x4_act's) */
+RV_ATTR int rk_act_exp(int kind) {
+    return kind == RS_ACT_SIGMOID || kind == RS_ACT_TANH || kind == RS_ACT_SILU || kind == RS_ACT_GELU;
+}
+
 /* y[0, n) = rs_act(y[j]) in place, in the widest vectors the file is
  * compiled for (the last part masked, one element at a time in portable
  * builds): the same bits everywhere. The switch
@@ -215,6 +373,13 @@ RV_ATTR __m256 rk_v8_act(__m256 x, int kind, float a, float b) {
 RV_ATTR void rk_act_run_k(float *y, int64_t n, int act, float a, float b) {
     int64_t j = 0;
 #if defined(__AVX512F__)
+    if (rk_act_exp(act))
+        for (; j + 64 <= n; j += 64) {
+            rk_v16x4 x;
+            for (int i = 0; i < 4; i++) x.v[i] = _mm512_loadu_ps(y + j + 16 * i);
+            x = rk_v16x4_act(x, act);
+            for (int i = 0; i < 4; i++) _mm512_storeu_ps(y + j + 16 * i, x.v[i]);
+        }
     for (; j + 16 <= n; j += 16) _mm512_storeu_ps(y + j, rk_v16_act(_mm512_loadu_ps(y + j), act, a, b));
     if (j < n) {
         __mmask16 m = (__mmask16)((1u << (n - j)) - 1);

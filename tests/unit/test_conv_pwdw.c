@@ -35,6 +35,7 @@ typedef struct {
 static double act(int a, double v) {
     if (a == RS_ACT_RELU) return v > 0 || isnan(v) ? v : 0;
     if (a == RS_ACT_CLIP) return v < 0 ? 0 : v > 6 ? 6 : v;
+    if (a == RS_ACT_SILU) return v / (1 + exp(-v));
     return v;
 }
 
@@ -155,4 +156,15 @@ Test(conv_pwdw, stride2_pad2_one_band) {
     Case k = {.n = 2, .c = 12, .h = 9, .w = 10, .e = 20, .s = 2, .pad = 2, .rows = 64, .b1 = 1, .b2 = 1,
               .act1 = RS_ACT_CLIP, .act2 = RS_ACT_CLIP};
     run_case(&k);
+}
+
+/* EfficientNet's blocks: SiLU after both (the depthwise's over each band
+ * after its sums, four vectors at a time) */
+Test(conv_pwdw, silu_both) {
+    Case k = {.n = 1, .c = 16, .h = 29, .w = 30, .e = 36, .s = 1, .pad = 1, .rows = 5, .b1 = 1, .b2 = 1,
+              .act1 = RS_ACT_SILU, .act2 = RS_ACT_SILU};
+    run_case(&k);
+    Case k2 = {.n = 1, .c = 8, .h = 15, .w = 17, .e = 20, .s = 2, .pad = 1, .rows = 3, .b1 = 0, .b2 = 1,
+               .act1 = RS_ACT_NONE, .act2 = RS_ACT_SILU};
+    run_case(&k2);
 }

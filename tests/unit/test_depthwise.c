@@ -178,6 +178,24 @@ Test(depthwise, residual_and_wide_planes) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_dw(&cases[i]);
 }
 
+/* 3x3 with the activations that have exp or erf in them, applied over
+ * the plane after its sums (AVX-512: four vectors at a time): the strips
+ * (large planes, both strides, with and without a residual), the flat run
+ * (small stride-1 planes with a residual) and the lanes kernel */
+Test(depthwise, exp_activations_3x3) {
+    static const Dw cases[] = {
+        {.n = 1, .c = 6, .h = 30, .w = 33, .sh = 1, .sw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .act = RS_ACT_SILU, .bias = 1},
+        {.n = 1, .c = 5, .h = 31, .w = 29, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .act = RS_ACT_SILU, .bias = 1},
+        {.n = 2, .c = 4, .h = 24, .w = 40, .sh = 1, .sw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .act = RS_ACT_SILU, .bias = 1, .res = 1},
+        {.n = 1, .c = 7, .h = 7, .w = 7, .sh = 1, .sw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .act = RS_ACT_SILU, .res = 1},
+        {.n = 1, .c = 20, .h = 9, .w = 9, .sh = 1, .sw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .act = RS_ACT_SILU, .bias = 1},
+        {.n = 1, .c = 3, .h = 26, .w = 27, .sh = 1, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .act = RS_ACT_GELU, .bias = 1},
+        {.n = 1, .c = 3, .h = 27, .w = 26, .sh = 2, .sw = 1, .pt = 1, .pl = 0, .pb = 1, .pr = 0, .act = RS_ACT_SIGMOID},
+        {.n = 1, .c = 4, .h = 8, .w = 8, .sh = 1, .sw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .act = RS_ACT_TANH, .bias = 1, .res = 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_dw(&cases[i]);
+}
+
 /* kernels other than 3x3, strides, dilations, depth multipliers: the lanes
  * kernel (padded planes up to 1024 positions) and the rows kernel (larger
  * planes, residuals, multipliers, other instruction sets) */

@@ -232,6 +232,7 @@ static float *vector_inputs(size_t *n) {
 }
 
 #define VEC_FUNCS(X) X(exp) X(log) X(tanh) X(erf) X(sigmoid) X(silu) X(gelu) X(hardswish)
+#define VEC_FUNCS_X4(X) X(exp) X(log) X(tanh) X(erf) X(sigmoid) X(silu) X(gelu)
 
 #if defined(__AVX512F__)
 Test(vmath, avx512_same_bits) {
@@ -251,6 +252,39 @@ Test(vmath, avx512_same_bits) {
             for (int l = 0; l < 16; l++)
                 cr_assert(same_bits(out[l], rs_act(x[i + l], act, -0.5f, 6.0f)), "act %d at %a", act,
                           (double)x[i + l]);
+        }
+    }
+    free(x);
+}
+#endif
+
+#if defined(__AVX512F__)
+/* The four-vector instance (rk_v16x4_*, its operations interleaved) and
+ * rk_v16x4_act, lane for lane the scalar bits too; the vectors of a call
+ * hold different inputs, so a lane taken from the wrong vector fails. */
+Test(vmath, avx512x4_same_bits) {
+    size_t n;
+    float *x = vector_inputs(&n);
+    float out[64];
+    for (size_t i = 0; i + 64 <= n; i += 64) {
+        rk_v16x4 v;
+        for (int q = 0; q < 4; q++) v.v[q] = _mm512_loadu_ps(x + i + 16 * q);
+#define CHECK64(name)                                                                             \
+        {                                                                                         \
+            rk_v16x4 r = rk_v16x4_##name(v);                                                      \
+            for (int q = 0; q < 4; q++) _mm512_storeu_ps(out + 16 * q, r.v[q]);                   \
+            for (int l = 0; l < 64; l++)                                                          \
+                cr_assert(same_bits(out[l], rs_f##name(x[i + l])), #name " x4 at %a: %a vs %a",    \
+                          (double)x[i + l], (double)out[l], (double)rs_f##name(x[i + l]));         \
+        }
+        VEC_FUNCS_X4(CHECK64)
+        for (int act = RS_ACT_NONE; act <= RS_ACT_GELU; act++) {
+            rk_v16x4 r = rk_v16x4_act(v, act);
+            for (int q = 0; q < 4; q++) _mm512_storeu_ps(out + 16 * q, r.v[q]);
+            for (int l = 0; l < 64; l++) {
+                float want = rk_act_exp(act) ? rs_act(x[i + l], act, 0.0f, 0.0f) : x[i + l];
+                cr_assert(same_bits(out[l], want), "act %d x4 at %a", act, (double)x[i + l]);
+            }
         }
     }
     free(x);
@@ -298,23 +332,23 @@ Test(vmath, loop_same_bits) {
     free(x);
 }
 
-/* rk_act_run over runs of every length up to 40 at every offset in a
- * vector (whole vectors, then the last few lanes: masked with AVX2 and
- * AVX-512, one at a time in portable builds) gives rs_act's bits, and
- * writes nothing past the run. */
+/* rk_act_run over runs of every length up to 150 at every offset in a
+ * vector (AVX-512: four vectors at a time, then whole vectors, then the
+ * last few lanes: masked with AVX2 and AVX-512, one at a time in portable
+ * builds) gives rs_act's bits, and writes nothing past the run. */
 Test(vmath, act_run_tails_same_bits) {
     size_t n;
     float *x = vector_inputs(&n);
-    float y[64];
+    float y[160];
     const int acts[] = {RS_ACT_RELU, RS_ACT_SIGMOID, RS_ACT_TANH, RS_ACT_SILU, RS_ACT_GELU, RS_ACT_HARDSWISH};
     for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
-        for (int64_t len = 0; len <= 40; len++)
+        for (int64_t len = 0; len <= 150; len++)
             for (int64_t off = 0; off < 8; off++) {
-                size_t base = (size_t)(len * 8 + off) * 13 % (n - 48);
-                for (int k = 0; k < 64; k++) y[k] = 12345.0f;
+                size_t base = (size_t)(len * 8 + off) * 13 % (n - 160);
+                for (int k = 0; k < 160; k++) y[k] = 12345.0f;
                 memcpy(y + off, x + base, sizeof(float) * (size_t)len);
                 rk_act_run(y + off, len, acts[ai], 0.0f, 6.0f);
-                for (int64_t k = 0; k < 64; k++) {
+                for (int64_t k = 0; k < 160; k++) {
                     float want = k >= off && k < off + len ? rs_act(x[base + k - off], acts[ai], 0.0f, 6.0f) : 12345.0f;
                     cr_assert(same_bits(y[k], want), "act %d len %lld off %lld at %lld: %a vs %a", acts[ai],
                               (long long)len, (long long)off, (long long)k, (double)y[k], (double)want);
