@@ -408,26 +408,22 @@ RK_INLINE ep_vec ep_act(ep_vec y, int act, float a, float b, ep_vec lo, ep_vec h
 #endif
 }
 
-#if EP_VEC == 16
-/* C's vector at ci + j (mask m) with its bias and residual added, as
- * epilogue_tile_k's loop: row i0 + i's bias, or the columns' (per_col) */
-RK_INLINE ep_vec ep_sum(const rk_sgemm_args *g, const float *ci, int64_t i0, int64_t i, int64_t j0, int64_t j,
-                        ep_mask m) {
-    const float *bias = g->bias, *res = g->res;
-    const float *ri = res ? res + (i0 + i) * g->ldres + j0 : NULL;
-    float bias_i = bias && !g->bias_per_col ? bias[i0 + i] : 0.0f;
+/* C's vector at ci + j (mask m) with its bias and residual added: the
+ * columns' bias (per_col) or the row's (bias_i, vbias_i: added where it
+ * is not 0 or there is a residual), ri the row's residual or NULL */
+RK_INLINE ep_vec ep_sum(const rk_sgemm_args *g, const float *ci, const float *ri, float bias_i, ep_vec vbias_i,
+                        int64_t j0, int64_t j, ep_mask m) {
     ep_vec y = EP_LOAD(m, ci + j);
     if (g->bias_per_col) {
-        if (bias) y = EP_ADD(y, EP_LOAD(m, bias + j0 + j));
+        if (g->bias) y = EP_ADD(y, EP_LOAD(m, g->bias + j0 + j));
         if (ri) y = EP_ADD(y, EP_LOAD(m, ri + j));
     } else if (ri) {
-        y = EP_ADD(EP_ADD(y, EP_SET1(bias_i)), EP_LOAD(m, ri + j));
+        y = EP_ADD(EP_ADD(y, vbias_i), EP_LOAD(m, ri + j));
     } else if (bias_i != 0.0f) {
-        y = EP_ADD(y, EP_SET1(bias_i));
+        y = EP_ADD(y, vbias_i);
     }
     return y;
 }
-#endif
 
 /* epilogue_tile with the activation a constant (after inlining) */
 RK_INLINE void epilogue_tile_k(const rk_sgemm_args *g, float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
@@ -445,30 +441,24 @@ RK_INLINE void epilogue_tile_k(const rk_sgemm_args *g, float *c, int64_t ldc, in
         for (; i + 2 <= rows; i += 2) {
             float *ci = c + i * ldc;
             rk_v16x4 x;
-            for (int q = 0; q < 4; q++) x.v[q] = ep_sum(g, ci + q / 2 * ldc, i0, i + q / 2, j0, q % 2 * 16, 0xFFFF);
+            for (int q = 0; q < 4; q++) {
+                int64_t r = i0 + i + q / 2;
+                float bias_r = g->bias && !g->bias_per_col ? g->bias[r] : 0.0f;
+                x.v[q] = ep_sum(g, ci + q / 2 * ldc, g->res ? g->res + r * g->ldres + j0 : NULL, bias_r,
+                                EP_SET1(bias_r), j0, q % 2 * 16, 0xFFFF);
+            }
             x = rk_v16x4_act(x, act);
             for (int q = 0; q < 4; q++) _mm512_storeu_ps(ci + q / 2 * ldc + q % 2 * 16, x.v[q]);
         }
 #endif
-    const float *bias = g->bias, *res = g->res;
-    int per_col = g->bias_per_col;
     for (; i < rows; i++) {
         float *ci = c + i * ldc;
-        const float *ri = res ? res + (i0 + i) * g->ldres + j0 : NULL;
-        float bias_i = bias && !per_col ? bias[i0 + i] : 0.0f;
+        const float *ri = g->res ? g->res + (i0 + i) * g->ldres + j0 : NULL;
+        float bias_i = g->bias && !g->bias_per_col ? g->bias[i0 + i] : 0.0f;
         ep_vec vbias_i = EP_SET1(bias_i);
         for (int64_t j = 0; j < vec_cols; j += EP_VEC) {
             ep_mask m = ep_mask_for(vec_cols - j);
-            ep_vec y = EP_LOAD(m, ci + j);
-            if (per_col) {
-                if (bias) y = EP_ADD(y, EP_LOAD(m, bias + j0 + j));
-                if (ri) y = EP_ADD(y, EP_LOAD(m, ri + j));
-            } else if (ri) {
-                y = EP_ADD(EP_ADD(y, vbias_i), EP_LOAD(m, ri + j));
-            } else if (bias_i != 0.0f) {
-                y = EP_ADD(y, vbias_i);
-            }
-            EP_STORE(m, ci + j, ep_act(y, act, a, b, lo, hi));
+            EP_STORE(m, ci + j, ep_act(ep_sum(g, ci, ri, bias_i, vbias_i, j0, j, m), act, a, b, lo, hi));
         }
         if (vec_cols < cols) {
             if (cheap) epilogue_scalar_cheap(g, ci, i0 + i, j0, vec_cols, cols);

@@ -64,35 +64,6 @@
 #define RV_MIN(c, x) _mm512_min_ps(c, x)
 #define RV_SCALE(p, nf) _mm512_scalef_ps(p, nf)
 #include "rlx_vmath.h"
-#undef RV_MAX
-#undef RV_MIN
-#undef RV_SCALE
-#undef RV
-#undef RVU
-#undef RVM
-#undef RV_FN
-#undef RV_C
-#undef RVU_C
-#undef RV_ADD
-#undef RV_SUB
-#undef RV_MUL
-#undef RV_DIV
-#undef RV_LT
-#undef RV_GT
-#undef RV_GE
-#undef RV_EQ
-#undef RV_SEL
-#undef RV_BITS
-#undef RV_FROM
-#undef RVU_ADD
-#undef RVU_SUB
-#undef RVU_AND
-#undef RVU_OR
-#undef RVU_SHL
-#undef RVU_SHR
-#undef RVU_TOF
-#undef RV_ANY
-#undef RV_ALL
 
 /* lanes [0, n) of a 16-lane mask (none for n <= 0, all for n >= 16) */
 RV_ATTR __mmask16 rk_v16_lanes(int64_t n) {
@@ -236,35 +207,6 @@ RV_ATTR int rk_x4_all(rk_v16x4m m) { return (m.v[0] & m.v[1] & m.v[2] & m.v[3]) 
 #define RV_MIN(c, x) rk_x4_min(c, x)
 #define RV_SCALE(p, nf) rk_x4_scale(p, nf)
 #include "rlx_vmath.h"
-#undef RV_MAX
-#undef RV_MIN
-#undef RV_SCALE
-#undef RV
-#undef RVU
-#undef RVM
-#undef RV_FN
-#undef RV_C
-#undef RVU_C
-#undef RV_ADD
-#undef RV_SUB
-#undef RV_MUL
-#undef RV_DIV
-#undef RV_LT
-#undef RV_GT
-#undef RV_GE
-#undef RV_EQ
-#undef RV_SEL
-#undef RV_BITS
-#undef RV_FROM
-#undef RVU_ADD
-#undef RVU_SUB
-#undef RVU_AND
-#undef RVU_OR
-#undef RVU_SHL
-#undef RVU_SHR
-#undef RVU_TOF
-#undef RV_ANY
-#undef RV_ALL
 
 /* rk_v16_act of the activations with exp or erf in them, on four vectors
  * (any other kind: the vectors unchanged) */
@@ -309,34 +251,6 @@ RV_ATTR rk_v16x4 rk_v16x4_act(rk_v16x4 x, int kind) {
 #define RV_MAX(c, x) _mm256_max_ps(c, x)
 #define RV_MIN(c, x) _mm256_min_ps(c, x)
 #include "rlx_vmath.h"
-#undef RV_MAX
-#undef RV_MIN
-#undef RV
-#undef RVU
-#undef RVM
-#undef RV_FN
-#undef RV_C
-#undef RVU_C
-#undef RV_ADD
-#undef RV_SUB
-#undef RV_MUL
-#undef RV_DIV
-#undef RV_LT
-#undef RV_GT
-#undef RV_GE
-#undef RV_EQ
-#undef RV_SEL
-#undef RV_BITS
-#undef RV_FROM
-#undef RVU_ADD
-#undef RVU_SUB
-#undef RVU_AND
-#undef RVU_OR
-#undef RVU_SHL
-#undef RVU_SHR
-#undef RVU_TOF
-#undef RV_ANY
-#undef RV_ALL
 
 /* lanes [0, n) of an 8-lane mask for maskload/maskstore (n in 0..8) */
 RV_ATTR __m256i rk_v8_lanes(int64_t n) {

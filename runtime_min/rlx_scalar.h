@@ -53,32 +53,6 @@ static inline float rs_float_of(uint32_t u) { rs_f32_bits b; b.u = u; return b.f
 #define RV_ANY(m) 1
 #define RV_ALL(m) 0
 #include "rlx_vmath.h"
-#undef RV
-#undef RVU
-#undef RVM
-#undef RV_FN
-#undef RV_C
-#undef RVU_C
-#undef RV_ADD
-#undef RV_SUB
-#undef RV_MUL
-#undef RV_DIV
-#undef RV_LT
-#undef RV_GT
-#undef RV_GE
-#undef RV_EQ
-#undef RV_SEL
-#undef RV_BITS
-#undef RV_FROM
-#undef RVU_ADD
-#undef RVU_SUB
-#undef RVU_AND
-#undef RVU_OR
-#undef RVU_SHL
-#undef RVU_SHR
-#undef RVU_TOF
-#undef RV_ANY
-#undef RV_ALL
 
 static inline double rs_dsigmoid(double x) {
     if (x >= 0) return 1.0 / (1.0 + exp(-x));

@@ -39,7 +39,7 @@
  *                           vscalefps): what exp_core_ computes otherwise
  *                           from n's bits, in one or two multiplies, both
  *                           exact but the last
- * and it #undefs nothing: the includer does.
+ * and it #undefs all of them at its end.
  *
  * Accuracy against correctly rounded results (tests/unit/test_vmath.c
  * checks these bounds over all floats, one in every 997 by default (every
@@ -239,8 +239,34 @@ RV_DEF_ RV RV_FN(leakyrelu)(RV x, float alpha) {
 #undef RV_HORNER_
 #undef RV_NAN_IN_OUT_
 
-#ifdef RV_CLAMPS_DEFAULT_
+/* the instance's macros, so that the next instance defines its own */
+#undef RV
+#undef RVU
+#undef RVM
+#undef RV_FN
+#undef RV_C
+#undef RVU_C
+#undef RV_ADD
+#undef RV_SUB
+#undef RV_MUL
+#undef RV_DIV
+#undef RV_LT
+#undef RV_GT
+#undef RV_GE
+#undef RV_EQ
+#undef RV_SEL
+#undef RV_BITS
+#undef RV_FROM
+#undef RVU_ADD
+#undef RVU_SUB
+#undef RVU_AND
+#undef RVU_OR
+#undef RVU_SHL
+#undef RVU_SHR
+#undef RVU_TOF
+#undef RV_ANY
+#undef RV_ALL
 #undef RV_MAX
 #undef RV_MIN
+#undef RV_SCALE
 #undef RV_CLAMPS_DEFAULT_
-#endif
