@@ -1515,6 +1515,7 @@ static void few_tile(const rk_sgemm_args *g, const float *panel, int64_t kc, int
         __m512 b0 = _mm512_loadu_ps(b0p + p * NR);
         __m512 b1 = _mm512_loadu_ps(b1p + p * NR), b2 = _mm512_loadu_ps(b2p + p * NR);
         __m512 b3 = _mm512_loadu_ps(b3p + p * NR);
+        __asm__("" : "+v"(b0), "+v"(b1), "+v"(b2), "+v"(b3));
 #define FEW_ROW(r)                                                 \
         {                                                          \
             __m512 v = _mm512_set1_ps(a##r[p * as]);               \
