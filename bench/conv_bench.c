@@ -2,7 +2,7 @@
  * on the instruction set the CPU picks (RLX_ISA overrides). A program that
  * prints figures, not a test.
  *
- *   conv_bench [stem:OCxK | grouped:CHxHW[xS] | dw:CHxHW[xS]]...
+ *   conv_bench [stem:OCxK | grouped:CHxHW[xS][/CG] | dw:CHxHW[xS]]...
  *
  * stem:OCxK  a network's first layer, 3 -> OC channels, KxK, stride 2, pads
  *            K/2, 224x224 input, by method 1 (im2col + GEMM) and method 2
@@ -11,7 +11,8 @@
  *            each, their ratio, and whether the outputs are the same bytes
  *            (they must be):
  *                stem 3->16 3x3 s2 224x224: im2col+GEMM 285.1 us, direct 229.8 us, ratio 0.806
- * grouped:CHxHW[xS]  a grouped 3x3 of 8 channels per group (RegNetY's),
+ * grouped:CHxHW[xS][/CG]  a grouped 3x3 of CG (default 8: RegNetY's)
+ *            channels per group (ResNeXt-50's: /4 to /32),
  *            padding 1, stride S (1 or 2), by method 3; dw: the depthwise
  *            3x3 of the same shape (method 0). The fastest of 300 runs:
  *                grouped 208 ch 14x14 stride 1: 144.2 us, 40.7 GFLOP/s
@@ -129,7 +130,13 @@ int main(int argc, char **argv) {
         } else if ((!strncmp(a, "grouped:", 8) || !strncmp(a, "dw:", 3)) &&
                    sscanf(strchr(a, ':') + 1, "%lldx%lldx%lld", &u, &v, &s) >= 2 && u > 0 && u % 8 == 0 &&
                    u <= 4096 && v >= 3 && v <= 512 && s >= 1 && s <= 2) {
-            st |= grouped(u, v, s, a[0] == 'd' ? 1 : 8);
+            const char *per = strchr(a, '/');   /* grouped:CHxHW[xS]/CG: CG channels a group */
+            long long cg = a[0] == 'd' ? 1 : per ? atoll(per + 1) : 8;
+            if (cg < 1 || u % cg || (a[0] == 'd' && per)) {
+                fprintf(stderr, "conv_bench: bad channels a group in '%s'\n", a);
+                return 1;
+            }
+            st |= grouped(u, v, s, cg);
         } else {
             fprintf(stderr, "conv_bench: bad layer '%s' (want stem:OCxK with K <= 7, or grouped: / dw:CHxHW[xS] with CH a "
                             "multiple of 8 and S 1 or 2)\n", a);

@@ -137,6 +137,29 @@ Test(conv_grouped, two_k_blocks_and_32_channels) {
                           .pt = 1, .pb = 1, .pl = 1, .pr = 1, .act = j == 1 ? RS_ACT_SILU : RS_ACT_NONE});
 }
 
+Test(conv_grouped, channel_tiles) {
+    /* 9 to 32 channels a group on rows of a multiple of 7 positions: tiles of
+     * 14 and 7 positions with the channels in the lanes (AVX-512), the part-
+     * used second vector of channels (ocg 12, 24), two K blocks (cg 32 at
+     * 3x3), stride-1 tall planes with 1x1, 5x5 and 7x7 kernels and uneven
+     * pads, stride 2, many bands, a batch of two with a residual */
+    const int64_t ows[] = {7, 14, 21, 28, 35, 56}, ocgs[] = {12, 16, 24, 32};
+    for (size_t i = 0; i < sizeof ows / sizeof *ows; i++)
+        for (size_t j = 0; j < sizeof ocgs / sizeof *ocgs; j++)
+            run_geo((Geo){.group = 2, .cg = j & 1 ? 32 : 5, .ocg = ocgs[j], .h = 9, .w = ows[i], .kh = 3, .kw = 3,
+                          .s = 1, .pt = 1, .pb = 1, .pl = 1, .pr = 1, .act = i & 1 ? RS_ACT_RELU : RS_ACT_SILU});
+    const int64_t ks[] = {1, 5, 7};
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
+        run_geo((Geo){.group = 3, .cg = 6, .ocg = 16, .h = 11, .w = 14, .kh = ks[i], .kw = ks[i], .s = 1,
+                      .pt = ks[i] / 2, .pb = ks[i] - 1 - ks[i] / 2, .pl = (int64_t)i, .pr = ks[i] - 1 - (int64_t)i});
+    run_geo((Geo){.group = 2, .cg = 16, .ocg = 32, .h = 28, .w = 28, .kh = 3, .kw = 3, .s = 2, .pt = 1, .pb = 1,
+                  .pl = 1, .pr = 1, .act = RS_ACT_RELU});
+    run_geo((Geo){.group = 2, .cg = 8, .ocg = 16, .h = 90, .w = 7, .kh = 3, .kw = 3, .s = 1, .pt = 1, .pb = 1, .pl = 1,
+                  .pr = 1});
+    run_geo((Geo){.n = 2, .group = 4, .cg = 32, .ocg = 32, .h = 14, .w = 14, .kh = 3, .kw = 3, .s = 1, .pt = 1,
+                  .pb = 1, .pl = 1, .pr = 1, .res = 1, .act = RS_ACT_CLIP});
+}
+
 Test(conv_grouped, widths_heights_strides_pads) {
     for (int64_t w = 1; w <= 70; w += (w < 20 ? 1 : 7))
         for (int64_t s = 1; s <= 2; s++)
