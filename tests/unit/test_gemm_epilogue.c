@@ -235,9 +235,11 @@ Test(gemm_epilogue, row_split_equals_whole) {
  * it leaves out, as rk_gemm.h says: C is the product plus bias and
  * residual, the blocked path's bits without the activation. */
 Test(gemm_epilogue, few_rows_equals_blocked) {
-    /* ragged panels and row blocks, several K blocks, and a B past L2 */
+    /* ragged panels and row blocks, several K blocks, and a B past L2; one
+     * row alone and as the last of a few (the AVX-512 tile's own path) */
     static const int64_t few[][3] = {{1, 1, 1},     {3, 7, 5},    {4, 16, 33},    {5, 40, 64},  {8, 100, 600},
-                                     {2, 2100, 9},  {13, 48, 7},  {6, 50, 256},   {4, 1024, 300}};
+                                     {2, 2100, 9},  {13, 48, 7},  {6, 50, 256},   {4, 1024, 300},
+                                     {1, 200, 600}, {1, 2100, 30}, {9, 70, 260}};
     for (size_t s = 0; s < sizeof few / sizeof few[0]; s++)
         for (int bias_mode = 0; bias_mode < 3; bias_mode++)
             for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
