@@ -2053,14 +2053,19 @@ static void gc_pack_weights(const Conv *C, int64_t gi, float *wt) {
         for (int o = 0; o < NO; o++) wt[k * NO + o] = o < ocg ? wg[o * k_all + k] : 0.0f;
 }
 
-/* At stride 1 the kh planes of an input channel are the same rows, each
- * one row further down: one tall plane per channel holds them (rows + kh - 1
- * rows of s, then the slack that the last vectors read past a band), and
- * tap (ky, kx) reads it from row ky. A third of the copying for 3x3 kernels,
+/* Kernel rows ky and ky + sh read the same input rows, one output row
+ * apart: an input channel's kh planes (per phase) are min(sh, kh) tall
+ * planes of rows + (kh - 1) / sh rows of s, then the slack that the last
+ * vectors read past a band; tap (ky, kx) reads tall plane ky % sh from row
+ * ky / sh. At stride 1 that is a third of the copying for 3x3 kernels,
  * which on 7x7 planes (rows of 7 floats) was a fifth of the layer's time.
- * Its size: cg of them fit where cg * kh planes do, since s <= cols. */
+ * 0 where they would not fit in the scratch counted for the kh planes (a
+ * band of one wide row at stride 2). */
+static int64_t gc_classes(const Conv *C) { return C->p->sh < C->p->kh ? C->p->sh : C->p->kh; }
+
 static int64_t gc_tall_plane(const Conv *C) {
-    return C->p->sh == 1 && C->p->sw == 1 ? (C->p->kh - 1) * C->gc.s + C->gc.cols + 16 : 0;
+    int64_t size = (C->p->kh - 1) / C->p->sh * C->gc.s + C->gc.cols + 16;
+    return gc_classes(C) * size <= C->p->kh * C->gc.plane ? size : 0;
 }
 
 /* Where tap k (input channel, kernel row, kernel column) reads in the planes:
@@ -2069,7 +2074,8 @@ static void gc_offsets(const Conv *C, int64_t *off) {
     const int64_t kh = C->p->kh, kw = C->p->kw, sw = C->p->sw, tall = gc_tall_plane(C);
     for (int64_t k = 0; k < C->kdim; k++) {
         int64_t kx = k % kw, ky = k / kw % kh, ic = k / (kw * kh);
-        off[k] = tall ? ic * tall + ky * C->gc.s + kx : ((ic * kh + ky) * sw + kx % sw) * C->gc.plane + kx / sw;
+        off[k] = tall ? ((ic * gc_classes(C) + ky % C->p->sh) * sw + kx % sw) * tall + ky / C->p->sh * C->gc.s + kx / sw
+                      : ((ic * kh + ky) * sw + kx % sw) * C->gc.plane + kx / sw;
     }
 }
 
@@ -2091,28 +2097,86 @@ static inline void gc_copy_even(float *d, const float *x, int64_t lo, int64_t hi
     for (; i < hi; i++) d[i] = x[i * 2];
 }
 
-/* gc_unit's planes at stride 1: channel ic's tall plane, row r = input row
- * oy0 - pt + r; a row's columns [lo, hi) inside the image. */
-static void gc_fill_tall(const Conv *C, int64_t b, int64_t gi, int64_t oy0, int64_t rows, int64_t lo, int64_t hi,
+/* gc_unit's tall planes (gc_tall_plane): class q of channel ic, phase ph,
+ * row t = phase ph of input row (oy0 + t) sh - pt + q; phase ph's columns
+ * [inside[ph][0], inside[ph][1]) inside the image. With AVX-512, rows of at
+ * most 16 floats from input rows of at most 16 sw: the input row in two
+ * masked loads, each phase's row one masked permute (zeros outside the
+ * image) and one store, where the general copy's three runs a row cost
+ * more than their few floats (14x14 stride-2 layers, rows of 8). */
+static void gc_fill_tall(const Conv *C, int64_t b, int64_t gi, int64_t oy0, int64_t rows, int64_t inside[2][2],
                          int64_t tall, float *planes) {
     const rk_conv2d_f32_params *p = C->p;
-    const int64_t h = p->h, w = p->w, s = C->gc.s, trows = rows + p->kh - 1;
-    for (int64_t ic = 0; ic < C->cg; ic++) {
-        float *q = planes + ic * tall;
-        const float *xc = C->x + (b * p->c + gi * C->cg + ic) * h * w;
-        for (int64_t r = 0; r < trows; r++) {
-            int64_t iy = oy0 - p->pt + r;
-            float *qr = q + r * s;
-            if (iy < 0 || iy >= h) {
-                zero_run(qr, s);
-                continue;
+    const int64_t h = p->h, w = p->w, s = C->gc.s, sh = p->sh, sw = p->sw, nq = gc_classes(C);
+    const int64_t trows = rows + (p->kh - 1) / sh;
+#if defined(__AVX512F__)
+    const int fast = s <= 16 && w <= 16 * sw;
+    __m512i idx[2];
+    __mmask16 valid[2];
+    const __mmask16 row = rk_v16_range(0, s);
+    for (int64_t ph = 0; ph < sw; ph++) {
+        idx[ph] = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                      _mm512_set1_epi32((int)sw)),
+                                   _mm512_set1_epi32((int)(ph - p->pl)));
+        valid[ph] = rk_v16_range(inside[ph][0], inside[ph][1]) & row;
+    }
+#else
+    const int fast = 0;
+#endif
+    if (sw == 1 && !fast) {   /* stride 1 (grouped_ok: sh == sw): one class, one phase */
+        const int64_t lo = inside[0][0], hi = inside[0][1];
+        for (int64_t ic = 0; ic < C->cg; ic++) {
+            float *q = planes + ic * tall;
+            const float *xc = C->x + (b * p->c + gi * C->cg + ic) * h * w;
+            for (int64_t r = 0; r < trows; r++) {
+                int64_t iy = oy0 - p->pt + r;
+                float *qr = q + r * s;
+                if (iy < 0 || iy >= h) {
+                    zero_run(qr, s);
+                    continue;
+                }
+                const float *xr = xc + iy * w - p->pl;
+                zero_run(qr, lo);
+                copy_run(qr + lo, xr + lo, hi - lo);
+                zero_run(qr + hi, s - hi);
             }
-            const float *xr = xc + iy * w - p->pl;
-            zero_run(qr, lo);
-            copy_run(qr + lo, xr + lo, hi - lo);
-            zero_run(qr + hi, s - hi);
+            zero_run(q + trows * s, tall - trows * s);
         }
-        zero_run(q + trows * s, tall - trows * s);
+        return;
+    }
+    for (int64_t ic = 0; ic < C->cg; ic++) {
+        const float *xc = C->x + (b * p->c + gi * C->cg + ic) * h * w;
+        for (int64_t q = 0; q < nq; q++) {
+            float *pq = planes + (ic * nq + q) * sw * tall;
+            for (int64_t t = 0; t < trows; t++) {
+                int64_t iy = (oy0 + t) * sh - p->pt + q;
+                if (iy < 0 || iy >= h) {
+                    for (int64_t ph = 0; ph < sw; ph++) zero_run(pq + ph * tall + t * s, s);
+                    continue;
+                }
+                const float *xr = xc + iy * w;
+#if defined(__AVX512F__)
+                if (fast) {   /* sw 2, or sw 1 with a short row */
+                    __m512 v0 = _mm512_maskz_loadu_ps(rk_v16_range(0, w), xr);
+                    __m512 v1 = _mm512_maskz_loadu_ps(rk_v16_range(0, w - 16), xr + 16);
+                    for (int64_t ph = 0; ph < sw; ph++)
+                        _mm512_mask_storeu_ps(pq + ph * tall + t * s, row,
+                                              _mm512_maskz_permutex2var_ps(valid[ph], v0, idx[ph], v1));
+                    continue;
+                }
+#endif
+                for (int64_t ph = 0; ph < sw; ph++) {
+                    float *qr = pq + ph * tall + t * s;
+                    const int64_t lo = inside[ph][0], hi = inside[ph][1];
+                    const float *xp = xr + ph - p->pl;   /* element i reads xp[i sw] */
+                    zero_run(qr, lo);   /* lo <= hi (rk_out_range) */
+                    if (sw == 1) copy_run(qr + lo, xp + lo, hi - lo);
+                    else gc_copy_even(qr, xp, lo, hi);
+                    zero_run(qr + hi, s - hi);
+                }
+            }
+            for (int64_t ph = 0; ph < sw; ph++) zero_run(pq + ph * tall + trows * s, tall - trows * s);
+        }
     }
 }
 
@@ -2128,7 +2192,7 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
     int64_t inside[2][2];   /* per phase (sw <= 2, grouped_ok) */
     for (int64_t ph = 0; ph < sw; ph++) rk_out_range(G->s, sw, ph - p->pl, w, &inside[ph][0], &inside[ph][1]);
     const int64_t tall = gc_tall_plane(C);
-    if (tall) gc_fill_tall(C, b, gi, oy0, rows, inside[0][0], inside[0][1], tall, planes);
+    if (tall) gc_fill_tall(C, b, gi, oy0, rows, inside, tall, planes);
     for (int64_t ic = 0; !tall && ic < cg; ic++)
         for (int64_t ky = 0; ky < kh; ky++)
             for (int64_t ph = 0; ph < sw; ph++) {
