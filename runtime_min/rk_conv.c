@@ -675,7 +675,6 @@ static void avg_cols(const rk_pool_nd_params *p, const float *x, int64_t iy0, in
     const int64_t w = p->in_dims[2], kw = p->k[2], sw = p->s[2], pl = p->pb[2];
     int64_t j = 0;
 #if defined(__AVX512F__)
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     for (; j < n; j += 16) {
         int64_t m = n - j < 16 ? n - j : 16;
         __mmask16 k1 = rk_v16_lanes(m);
@@ -687,10 +686,7 @@ static void avg_cols(const rk_pool_nd_params *p, const float *x, int64_t iy0, in
                 if (sw == 1) {
                     v = _mm512_maskz_loadu_ps(k1, row + tx);
                 } else if (sw == 2) {
-                    /* lanes 2i of 2m - 1 floats: the even ones of two vectors */
-                    int64_t need = 2 * m - 1;
-                    v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(rk_v16_lanes(need), row + tx), even,
-                                               _mm512_maskz_loadu_ps(rk_v16_lanes(need - 16), row + tx + 16));
+                    v = rk_v16_load_even(row + tx, m);
                 } else {
                     float t[16] = {0};
                     for (int64_t i = 0; i < m; i++) t[i] = row[tx + i * sw];

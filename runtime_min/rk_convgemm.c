@@ -2079,22 +2079,25 @@ static void gc_offsets(const Conv *C, int64_t *off) {
     }
 }
 
-/* d[i] = x[2 i] for i in [lo, hi): a stride-2 layer's phase planes. With
- * AVX-512 16 at a time, two masked loads (none past x[2 (hi - 1)]) and an
- * even-lane permute: element by element it was a fifth of ResNeXt-50's
- * 14x14 stride-2 grouped layer. */
-static inline void gc_copy_even(float *d, const float *x, int64_t lo, int64_t hi) {
-    int64_t i = lo;
+/* A plane row of s floats: element i = xp[i sw] for i in [lo, hi), zeros
+ * around it (lo <= hi: rk_out_range). At stride 2 with AVX-512 16 at a
+ * time (rk_v16_load_even): element by element it was a fifth of
+ * ResNeXt-50's 14x14 stride-2 grouped layer. */
+static inline void gc_row(float *qr, const float *xp, int64_t lo, int64_t hi, int64_t s, int64_t sw) {
+    zero_run(qr, lo);
+    if (sw == 1) {
+        copy_run(qr + lo, xp + lo, hi - lo);
+    } else {   /* sw is 2 (grouped_ok) */
+        int64_t i = lo;
 #if defined(__AVX512F__)
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    for (; i < hi; i += 16) {
-        int64_t cnt = hi - i < 16 ? hi - i : 16, need = 2 * cnt - 1;
-        __m512 a = _mm512_maskz_loadu_ps(rk_v16_range(0, need), x + 2 * i);
-        __m512 b = _mm512_maskz_loadu_ps(rk_v16_range(0, need - 16), x + 2 * i + 16);
-        _mm512_mask_storeu_ps(d + i, rk_v16_range(0, cnt), _mm512_permutex2var_ps(a, even, b));
-    }
+        for (; i < hi; i += 16) {
+            int64_t cnt = hi - i < 16 ? hi - i : 16;
+            _mm512_mask_storeu_ps(qr + i, rk_v16_lanes(cnt), rk_v16_load_even(xp + 2 * i, cnt));
+        }
 #endif
-    for (; i < hi; i++) d[i] = x[i * 2];
+        for (; i < hi; i++) qr[i] = xp[i * 2];
+    }
+    zero_run(qr + hi, s - hi);
 }
 
 /* gc_unit's tall planes (gc_tall_plane): class q of channel ic, phase ph,
@@ -2135,10 +2138,7 @@ static void gc_fill_tall(const Conv *C, int64_t b, int64_t gi, int64_t oy0, int6
                     zero_run(qr, s);
                     continue;
                 }
-                const float *xr = xc + iy * w - p->pl;
-                zero_run(qr, lo);
-                copy_run(qr + lo, xr + lo, hi - lo);
-                zero_run(qr + hi, s - hi);
+                gc_row(qr, xc + iy * w - p->pl, lo, hi, s, 1);
             }
             zero_run(q + trows * s, tall - trows * s);
         }
@@ -2165,15 +2165,8 @@ static void gc_fill_tall(const Conv *C, int64_t b, int64_t gi, int64_t oy0, int6
                     continue;
                 }
 #endif
-                for (int64_t ph = 0; ph < sw; ph++) {
-                    float *qr = pq + ph * tall + t * s;
-                    const int64_t lo = inside[ph][0], hi = inside[ph][1];
-                    const float *xp = xr + ph - p->pl;   /* element i reads xp[i sw] */
-                    zero_run(qr, lo);   /* lo <= hi (rk_out_range) */
-                    if (sw == 1) copy_run(qr + lo, xp + lo, hi - lo);
-                    else gc_copy_even(qr, xp, lo, hi);
-                    zero_run(qr + hi, s - hi);
-                }
+                for (int64_t ph = 0; ph < sw; ph++)
+                    gc_row(pq + ph * tall + t * s, xr + ph - p->pl, inside[ph][0], inside[ph][1], s, sw);
             }
             for (int64_t ph = 0; ph < sw; ph++) zero_run(pq + ph * tall + trows * s, tall - trows * s);
         }
@@ -2205,13 +2198,8 @@ static void gc_unit(const Conv *C, int64_t b, int64_t gi, int64_t oy0, const GcS
                         zero_run(qr, G->s);
                         continue;
                     }
-                    /* element i reads column i sw + off: inside the row for i in [lo, hi) */
-                    const int64_t off = ph - p->pl, lo = inside[ph][0], hi = inside[ph][1];
-                    const float *xr = xc + iy * w + off;
-                    zero_run(qr, lo);   /* lo <= hi (rk_out_range) */
-                    if (sw == 1) copy_run(qr + lo, xr + lo, hi - lo);
-                    else gc_copy_even(qr, xr, lo, hi);   /* sw is 2 (grouped_ok) */
-                    zero_run(qr + hi, G->s - hi);
+                    /* element i reads column i sw + ph - pl: inside the row for i in [lo, hi) */
+                    gc_row(qr, xc + iy * w + ph - p->pl, inside[ph][0], inside[ph][1], G->s, sw);
                 }
                 zero_run(q + n, G->plane - n);
             }

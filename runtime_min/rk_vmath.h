@@ -77,6 +77,16 @@ RV_ATTR __mmask16 rk_v16_range(int64_t lo, int64_t hi) {
     return hi > lo ? (__mmask16)((0xffffu >> (16 - (hi - lo))) << lo) : (__mmask16)0;
 }
 
+/* p[0], p[2], ..., p[2 (m - 1)] in lanes [0, m) (m <= 16), 0 in the rest:
+ * two masked loads of the 2m - 1 floats (none past the last) and an
+ * even-lane permute. Stride-2 rows: average pools, grouped planes. */
+RV_ATTR __m512 rk_v16_load_even(const float *p, int64_t m) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    int64_t need = 2 * m - 1;
+    return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(rk_v16_lanes(need), p), even,
+                                  _mm512_maskz_loadu_ps(rk_v16_lanes(need - 16), p + 16));
+}
+
 /* rs_act on 16 lanes: relu keeps NaN (x > 0 or unordered), clip's ordered
  * compares pass NaN through, as rs_relu and rs_clip */
 RV_ATTR __m512 rk_v16_act(__m512 x, int kind, float a, float b) {
@@ -156,24 +166,20 @@ RV_ATTR rk_v16x4 rk_x4_sel(rk_v16x4m m, rk_v16x4 a, rk_v16x4 b) {
     for (int i = 0; i < 4; i++) r_.v[i] = _mm512_mask_blend_ps(m.v[i], b.v[i], a.v[i]);
     return r_;
 }
-RV_ATTR rk_v16x4u rk_x4_bits(rk_v16x4 a) {
-    rk_v16x4u r_;
-    for (int i = 0; i < 4; i++) r_.v[i] = _mm512_castps_si512(a.v[i]);
-    return r_;
-}
-RV_ATTR rk_v16x4 rk_x4_from(rk_v16x4u a) {
-    rk_v16x4 r_;
-    for (int i = 0; i < 4; i++) r_.v[i] = _mm512_castsi512_ps(a.v[i]);
-    return r_;
-}
-RV_ATTR rk_v16x4 rk_x4u_tof(rk_v16x4u a) {
-    rk_v16x4 r_;
-    for (int i = 0; i < 4; i++) r_.v[i] = _mm512_cvtepi32_ps(a.v[i]);
-    return r_;
-}
+/* name(a) = intr(a.v[i]) for the four i */
+#define X4_UN_(name, T, TA, intr) \
+    RV_ATTR T name(TA a) { \
+        T r_; \
+        for (int i = 0; i < 4; i++) r_.v[i] = intr(a.v[i]); \
+        return r_; \
+    }
+X4_UN_(rk_x4_bits, rk_v16x4u, rk_v16x4, _mm512_castps_si512)
+X4_UN_(rk_x4_from, rk_v16x4, rk_v16x4u, _mm512_castsi512_ps)
+X4_UN_(rk_x4u_tof, rk_v16x4, rk_v16x4u, _mm512_cvtepi32_ps)
 RV_ATTR int rk_x4_any(rk_v16x4m m) { return (m.v[0] | m.v[1] | m.v[2] | m.v[3]) != 0; }
 RV_ATTR int rk_x4_all(rk_v16x4m m) { return (m.v[0] & m.v[1] & m.v[2] & m.v[3]) == 0xffff; }
 #undef X4_BIN_
+#undef X4_UN_
 #undef X4_B_
 #undef X4_N_
 #undef X4_CMP_

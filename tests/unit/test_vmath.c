@@ -231,6 +231,15 @@ static float *vector_inputs(size_t *n) {
     return x;
 }
 
+#if defined(__AVX2__) || defined(__AVX512F__)
+/* out[l] against ref(x[l]) bit for bit, for the n lanes of a vector check */
+static void lanes_same_bits(const char *name, const float *x, const float *out, int n, float (*ref)(float)) {
+    for (int l = 0; l < n; l++)
+        cr_assert(same_bits(out[l], ref(x[l])), "%s at %a: %a vs %a", name, (double)x[l], (double)out[l],
+                  (double)ref(x[l]));
+}
+#endif
+
 #define VEC_FUNCS(X) X(exp) X(log) X(tanh) X(erf) X(sigmoid) X(silu) X(gelu) X(hardswish)
 #define VEC_FUNCS_X4(X) X(exp) X(log) X(tanh) X(erf) X(sigmoid) X(silu) X(gelu)
 
@@ -243,9 +252,7 @@ Test(vmath, avx512_same_bits) {
         __m512 v = _mm512_loadu_ps(x + i);
 #define CHECK16(name)                                                                             \
         _mm512_storeu_ps(out, rk_v16_##name(v));                                                  \
-        for (int l = 0; l < 16; l++)                                                              \
-            cr_assert(same_bits(out[l], rs_f##name(x[i + l])), #name " at %a: %a vs %a",            \
-                      (double)x[i + l], (double)out[l], (double)rs_f##name(x[i + l]));
+        lanes_same_bits(#name, x + i, out, 16, rs_f##name);
         VEC_FUNCS(CHECK16)
         for (int act = RS_ACT_NONE; act <= RS_ACT_GELU; act++) {
             _mm512_storeu_ps(out, rk_v16_act(v, act, -0.5f, 6.0f));
@@ -273,9 +280,7 @@ Test(vmath, avx512x4_same_bits) {
         {                                                                                         \
             rk_v16x4 r = rk_v16x4_##name(v);                                                      \
             for (int q = 0; q < 4; q++) _mm512_storeu_ps(out + 16 * q, r.v[q]);                   \
-            for (int l = 0; l < 64; l++)                                                          \
-                cr_assert(same_bits(out[l], rs_f##name(x[i + l])), #name " x4 at %a: %a vs %a",    \
-                          (double)x[i + l], (double)out[l], (double)rs_f##name(x[i + l]));         \
+            lanes_same_bits(#name " x4", x + i, out, 64, rs_f##name);                             \
         }
         VEC_FUNCS_X4(CHECK64)
         for (int act = RS_ACT_NONE; act <= RS_ACT_GELU; act++) {
@@ -300,9 +305,7 @@ Test(vmath, avx2_same_bits) {
         __m256 v = _mm256_loadu_ps(x + i);
 #define CHECK8(name)                                                                              \
         _mm256_storeu_ps(out, rk_v8_##name(v));                                                   \
-        for (int l = 0; l < 8; l++)                                                               \
-            cr_assert(same_bits(out[l], rs_f##name(x[i + l])), #name " at %a: %a vs %a",            \
-                      (double)x[i + l], (double)out[l], (double)rs_f##name(x[i + l]));
+        lanes_same_bits(#name, x + i, out, 8, rs_f##name);
         VEC_FUNCS(CHECK8)
         for (int act = RS_ACT_NONE; act <= RS_ACT_GELU; act++) {
             _mm256_storeu_ps(out, rk_v8_act(v, act, -0.5f, 6.0f));
