@@ -15,8 +15,10 @@
  *   gemm_bench [--budget SECONDS] [MxKxN[:tb|:pb|:pa|:pab][:cold]]...
  *       (:tb transposed B, :pb pre-packed B, :pa pre-packed A: convolution weights,
  *        :pab both pre-packed: a Winograd product; :cold with :pa or :pab runs
- *        each product on another copy of the packed A, cycling through 256 MB
- *        of them, so that A streams from DRAM as a model's weights do)
+ *        each product on another copy of the packed A, with :pb on another
+ *        copy of the packed B (a convolution in its transposed form), cycling
+ *        through 256 MB of them, so that the weights stream from DRAM as a
+ *        model's do)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
@@ -67,14 +69,17 @@ enum { MAX_RUNS = 2001 };
 #define COLD_BYTES ((size_t)256 << 20)
 
 /* prepacked: 0 none, 1 B (weights of MatMul), 2 A (weights of a convolution),
- * 3 both (a Winograd product); cold: cycle through copies of packed A */
+ * 3 both (a Winograd product); cold: cycle through copies of the packed
+ * weights (A where A is pre-packed, else B) */
 static void bench_shape(int64_t m, int64_t k, int64_t n, int trans_b, int prepacked, int cold, double budget) {
     float *a = xmalloc((size_t)(m * k) * sizeof(float));
     float *b = xmalloc((size_t)(k * n) * sizeof(float));
     float *c_rlx = xmalloc((size_t)(m * n) * sizeof(float));
     float *c_ob = xmalloc((size_t)(m * n) * sizeof(float));
     void *scratch = xmalloc(rk_sgemm_scratch_size(m, n, k));
-    float *packed = prepacked == 1 || prepacked == 3 ? xmalloc(rk_sgemm_packed_b_size(n, k)) : NULL;
+    size_t pb_floats = rk_sgemm_packed_b_size(n, k) / sizeof(float);
+    size_t pb_copies = prepacked == 1 || prepacked == 3 ? (cold && prepacked == 1 ? COLD_BYTES / (pb_floats * sizeof(float)) + 1 : 1) : 0;
+    float *packed = pb_copies ? xmalloc(pb_copies * pb_floats * sizeof(float)) : NULL;
     size_t pa_floats = rk_sgemm_packed_a_size(m, k) / sizeof(float);
     size_t copies = prepacked >= 2 ? (cold ? COLD_BYTES / (pa_floats * sizeof(float)) + 1 : 1) : 0;
     float *packed_a = copies ? xmalloc(copies * pa_floats * sizeof(float)) : NULL;
@@ -82,7 +87,7 @@ static void bench_shape(int64_t m, int64_t k, int64_t n, int trans_b, int prepac
     srand(1);
     for (int64_t i = 0; i < m * k; i++) a[i] = (float)((double)rand() / RAND_MAX - 0.5);
     for (int64_t i = 0; i < k * n; i++) b[i] = (float)((double)rand() / RAND_MAX - 0.5);
-    if (packed) rk_sgemm_pack_b(n, k, b, ldb, trans_b, packed);
+    for (size_t i = 0; i < pb_copies; i++) rk_sgemm_pack_b(n, k, b, ldb, trans_b, packed + i * pb_floats);
     for (size_t i = 0; i < copies; i++) rk_sgemm_pack_a(m, k, a, k, 0, packed_a + i * pa_floats);
     rk_sgemm_args args = {.m = m, .n = n, .k = k, .alpha = 1.0f, .a = a, .lda = k, .b = b, .ldb = ldb, .trans_b = trans_b,
                           .c = c_rlx, .ldc = n};
@@ -95,6 +100,7 @@ static void bench_shape(int64_t m, int64_t k, int64_t n, int trans_b, int prepac
     double start = now_s();
     while (runs < MAX_RUNS && (runs < 5 || now_s() - start < budget)) {
         if (copies > 1) args.packed_a = packed_a + (size_t)runs % copies * pa_floats;
+        if (pb_copies > 1) args.packed_b = packed + (size_t)runs % pb_copies * pb_floats;
         double u0 = cpu_s(), t0 = now_s();
         if (prepacked)
             rk_sgemm_ex(&args, scratch, 1, NULL, NULL);
@@ -168,8 +174,8 @@ int main(int argc, char **argv) {
                 return 1;
             }
         }
-        if (cold && prepacked < 2) {
-            fprintf(stderr, "gemm_bench: ':cold' needs ':pa' or ':pab' in '%s'\n", spec);
+        if (cold && prepacked == 0) {
+            fprintf(stderr, "gemm_bench: ':cold' needs ':pb', ':pa' or ':pab' in '%s'\n", spec);
             return 1;
         }
         bench_shape(m, k, n, trans_b, prepacked, cold, budget);

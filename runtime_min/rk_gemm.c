@@ -766,7 +766,7 @@ static void micro_kernel_tall(int rows2, int64_t kc, const float *a0, const floa
  * the same operations in the same order, so the same bits as packed. */
 RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, int64_t ars, const float *b,
                              int64_t panel_stride, int64_t brs, float *c, int64_t ldc, float alpha, float beta,
-                             int read_c, const tile_ep *ep) {
+                             int read_c, const tile_ep *ep, const char *pfb, int pfn) {
     const int64_t as = ars ? ars : MR, ap = ars ? MR : MR * kc;   /* per k step, per micro-panel */
     const float *a0 = a, *a1 = rows > MR ? a + ap : a, *a2 = rows > 2 * MR ? a + 2 * ap : a;
     int64_t bs = np > 1 ? panel_stride : 0;
@@ -815,6 +815,10 @@ RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, int64
             if (npanels > 1) { RK_PF_LINES(pf + 192) }
             if (npanels > 2) { RK_PF_LINES(pf + 384) }
             pf += (uintptr_t)npanels * 192;
+        }
+        if (pfb) {   /* the next B panel(s), pfn lines (macro_kernel) */
+            for (int q = 0; q < pfn; q++) _mm_prefetch(pfb + q * 64, _MM_HINT_T1);
+            pfb += pfn * 64;
         }
         RK_STEP(0) RK_STEP(1) RK_STEP(2) RK_STEP(3) RK_STEP(4) RK_STEP(5) RK_STEP(6) RK_STEP(7)
         a0 += 8 * as;
@@ -893,13 +897,13 @@ RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, int64
  * A packed (ars 0) or in place (row stride ars). */
 static void micro_kernel_512(int rows, int np, int64_t kc, const float *a, int64_t ars, const float *b,
                              int64_t panel_stride, int64_t brs, float *c, int64_t ldc, float alpha, float beta,
-                             int read_c, const tile_ep *ep) {
+                             int read_c, const tile_ep *ep, const char *pfb, int pfn) {
 /* in place with two panels, or with one for up to 12 rows (rows_512 keeps
  * in-place tiles to those): two thirds of the instances, the file compiles
  * in 75% more time instead of twice the time */
 #define RK_K512(r, n)                                                                                        \
-    if (ars && (n == 2 || r <= 12)) kernel_avx512(r, n, kc, a, ars, b, panel_stride, brs, c, ldc, alpha, beta, read_c, ep); \
-    else kernel_avx512(r, n, kc, a, 0, b, panel_stride, brs, c, ldc, alpha, beta, read_c, ep);              \
+    if (ars && (n == 2 || r <= 12)) kernel_avx512(r, n, kc, a, ars, b, panel_stride, brs, c, ldc, alpha, beta, read_c, ep, pfb, pfn); \
+    else kernel_avx512(r, n, kc, a, 0, b, panel_stride, brs, c, ldc, alpha, beta, read_c, ep, pfb, pfn);    \
     break;
     if (np == 2) {
         switch (rows) {
@@ -1170,7 +1174,8 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, in
         int64_t cols = np == 2 ? 2 * NR : nr;
         /* The next full panel(s) of B, fetched while this one is worked on:
          * pre-packed (weights, from DRAM or L3), their lines a share per row
-         * tile, into L2 only: into L1 they pushed out the panel that the
+         * tile (AVX-512: within the first tile's k loop, below), into L2
+         * only: into L1 they pushed out the panel that the
          * remaining row tiles read (a Zen 4's L1 is 32 KB, two panels of
          * kc 256 are 32 KB; ResNeXt-50's 7x7 1x1 layers with weights from
          * DRAM 2262 -> 2138 us, EfficientNet-B0's 320 -> 1280 485 -> 435;
@@ -1181,6 +1186,13 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, in
         const char *next = jr + cols + NR <= nc ? (const char *)(pb + (jr + cols) / NR * panel_stride) : NULL;
         int64_t pf_lines = pf_b && next ? (np == 2 ? 2 : 1) * panel_stride * (int64_t)sizeof(float) / 64 : 0;
         int64_t pf_done = 0;
+        /* AVX-512: the whole next panel (pair) fetched during the first row
+         * tile, pfn lines every 8 k steps of its loop, rather than a burst
+         * after each tile: prefetches in bursts of ~100 lines waited on the
+         * core's few miss buffers (a Zen 5, M x K x N = 49 x 1024 x 2048
+         * with B from DRAM: 139 GFLOP/s in bursts, 158 spread over all the
+         * row tiles, 175-180 within the first; 205-215 in cache) */
+        int pfn = pf_lines && kc >= 8 ? (int)min64(32, (pf_lines + kc / 8 - 1) / (kc / 8)) : 0;
         if (next && brs != NR)
             for (int64_t p = 0; p < kc; p++) {
                 _mm_prefetch(next + p * brs * (int64_t)sizeof(float), _MM_HINT_T0);
@@ -1222,15 +1234,31 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, in
                 if (te.res) te.res += ir * te.ldres + jr;
                 tep = &te;
             }
+#if RK_GEMM_AVX2
+            /* the tile's residual, which the epilogue reads: without, a cold
+             * one (ResNet's units write it a layer or two earlier) stalled
+             * the stores (a Zen 5, 256 x 128 x 3136 + bias, residual, relu,
+             * C and residual out of cache: 1861 -> 1097 us; 922 with no
+             * residual). Here, not in the kernels: there it made gcc's AVX2
+             * kernel twice as slow. */
+            if (tep && tep->res)
+                for (int i = 0; i < all_rows; i++) {
+                    _mm_prefetch((const char *)(tep->res + i * tep->ldres), _MM_HINT_T0);
+                    if (cols > NR) _mm_prefetch((const char *)(tep->res + i * tep->ldres + NR), _MM_HINT_T0);
+                }
+#endif
 #if RK_HAVE_TALL
             if (tall)
                 micro_kernel_tall(all_rows - MR, kc, ap, ap + MR * kc, bp, bstride, dst, ldd, alpha, beta, read_c, tep);
             else
 #endif
 #if RK_HAVE_WIDE
-            if (wide)
-                micro_kernel_512(all_rows, np, kc, ap, ars, bp, panel_stride, bstride, dst, ldd, alpha, beta, read_c, tep);
-            else
+            if (wide) {
+                const char *pfb = pfn && pf_done < pf_lines ? next + pf_done * 64 : NULL;
+                micro_kernel_512(all_rows, np, kc, ap, ars, bp, panel_stride, bstride, dst, ldd, alpha, beta, read_c, tep,
+                                 pfb, pfn);
+                if (pfb) pf_done += kc / 8 * pfn;
+            } else
 #endif
                 micro_kernel(rows, nv, kc, ap, bp, bstride, dst, ldd, alpha, beta, read_c, tep);
             if (dst == tile)
