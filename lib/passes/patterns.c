@@ -12,6 +12,16 @@
  *   ReduceMean, Sub, Pow 2, ReduceMean, Add    LayerNormalization(x, gamma, beta), when the
  *     eps, Sqrt, Div [, Mul gamma][, Add beta]  reductions are over the last axis
  *   ReduceMax, Sub, Exp, ReduceSum, Div        Softmax (and without the ReduceMax/Sub)
+ *   Pad with every pad 0                       nothing: its readers read its input
+ *                                              (PyTorch's AvgPool2d export puts one
+ *                                              before the pool, a whole copy)
+ *   AveragePool(Conv 1x1(x))                   Conv 1x1(AveragePool(x)), when the pool
+ *     (no padding, every window whole)          makes the plane smaller: both are linear
+ *                                              and per position, so an average of
+ *                                              W x + b is W (average of x) + b, and the
+ *                                              product runs on the smaller plane
+ *                                              (DenseNet's transitions: a quarter of
+ *                                              their multiply-adds)
  *
  * GELU's decomposed form (Div, Erf, Add, Mul, Mul) needs no pattern: the
  * elementwise fusion makes it one loop.
@@ -323,6 +333,69 @@ static int match_softmax(Pat *P, int ex) {
     return 1;
 }
 
+/* ---- Pad by nothing ---- */
+static int drop_zero_pad(Pat *P, int pn) {
+    RlxGraph *g = P->g;
+    const RlxNode *pd = &g->n[pn];
+    if (pd->op != RLX_OP_PAD || pd->nin < 2 || pd->nout != 1 || pd->in[1] < 0 || !rlx_is_const(g, pd->in[1])) return 0;
+    int x = pd->in[0], y = pd->out[0];
+    if ((g->v[y].flags & RLX_V_OUTPUT) || g->v[x].dtype != g->v[y].dtype) return 0;
+    const RlxValue *pads = &g->v[pd->in[1]];
+    for (int64_t i = 0, n = rlx_value_numel(pads); i < n; i++)
+        if (rlx_weight_f64(pads, i) != 0) return 0;
+    for (int i = 0; i < g->nn; i++) {
+        if (g->n[i].dead) continue;
+        for (int j = 0; j < g->n[i].nin; j++)
+            if (g->n[i].in[j] == y) g->n[i].in[j] = x;
+    }
+    g->n[pn].dead = 1;
+    return 1;
+}
+
+/* ---- AveragePool after a 1x1 Conv ---- */
+/* The pool and the convolution trade places: the pool reads x and writes the
+ * convolution's old output value, resized to x's channels on the pooled
+ * plane; the convolution reads that and writes the pool's output. Only
+ * where every window lies inside the plane (no padding, no ceil_mode
+ * overhang), so each average is over the same positions either way, and
+ * where the pool shrinks the plane (else nothing is gained). */
+static int pool_before_conv(Pat *P, int pn) {
+    RlxGraph *g = P->g;
+    const RlxNode *pl = &g->n[pn];
+    if (pl->op != RLX_OP_AVERAGEPOOL || pl->nin != 1 || pl->nout != 1) return 0;
+    int t = pl->in[0], y = pl->out[0];
+    int cn = producer_op(g, t, RLX_OP_CONV);
+    if (cn < 0 || sole_reader(P, t) != pn) return 0;
+    const RlxNode *cv = &g->n[cn];
+    int x = cv->in[0];
+    const RlxValue *xv = &g->v[x], *tv = &g->v[t], *yv = &g->v[y];
+    if (xv->rank < 3 || tv->rank != xv->rank || yv->rank != xv->rank || xv->dtype != tv->dtype) return 0;
+    RlxWindow cw, pw;
+    rlx_conv_geometry(g, cn, &cw);
+    rlx_conv_geometry(g, pn, &pw);
+    if (cw.nsp != xv->rank - 2 || pw.nsp != cw.nsp) return 0;
+    int64_t plane_t = 1, plane_y = 1;
+    for (int i = 0; i < cw.nsp; i++) {
+        int64_t in = tv->dims[2 + i];
+        if (cw.k[i] != 1 || cw.s[i] != 1 || cw.pad_begin[i] || cw.pad_end[i]) return 0;
+        if (pw.pad_begin[i] || pw.pad_end[i] || pw.out[i] != yv->dims[2 + i]) return 0;
+        if ((pw.out[i] - 1) * pw.s[i] + (pw.k[i] - 1) * pw.d[i] + 1 > in) return 0;
+        plane_t *= in;
+        plane_y *= pw.out[i];
+    }
+    if (plane_y >= plane_t) return 0;
+    RlxValue *nt = &g->v[t];
+    nt->dims[1] = xv->dims[1];
+    for (int i = 2; i < nt->rank; i++) nt->dims[i] = yv->dims[i];
+    g->n[pn].in[0] = x;
+    g->n[pn].out[0] = t;
+    g->n[cn].in[0] = t;
+    g->n[cn].out[0] = y;
+    g->v[t].producer = pn;
+    g->v[y].producer = cn;
+    return 1;
+}
+
 void rlx_fuse_patterns(RlxGraph *g) {
     Pat P = {g, NULL, NULL, 0};
     int changed = 1;
@@ -333,7 +406,8 @@ void rlx_fuse_patterns(RlxGraph *g) {
         for (int i = 0; i < nn && !changed; i++) {
             if (g->n[i].dead) continue;
             changed = fold_batchnorm(&P, i) || fold_transposes(&P, i) || match_layernorm(&P, i) ||
-                      match_softmax(&P, i);
+                      match_softmax(&P, i) || drop_zero_pad(&P, i) ||
+                      pool_before_conv(&P, i);
         }
     }
 }

@@ -1819,6 +1819,28 @@ def conv_batchnorm_relu(m, rng):
 
 
 @case
+def conv1x1_pad0_avgpool(m, rng):
+    # DenseNet's transition as PyTorch exports it: 1x1 Conv, a Pad by zeros,
+    # AveragePool 2x2 stride 2 (the pool runs first after patterns.c, on an
+    # odd plane whose last row and column no window reads); beside it the
+    # same conv into a padded pool that counts the pads, which must stay
+    # after the conv
+    x = m.inp("x", randn(rng, 2, 6, 7, 7))
+    w = m.weight("w", randn(rng, 5, 6, 1, 1) * 0.5)
+    b = m.weight("b", randn(rng, 5))
+    m.ints("pads", [0, 0, 0, 0, 0, 0, 0, 0])
+    m.node("Conv", ["x", "w", "b"], "c")
+    m.node("Pad", ["c", "pads"], "cp")
+    m.node("AveragePool", ["cp"], "y", kernel_shape=[2, 2], strides=[2, 2])
+    m.node("Conv", ["x", "w", "b"], "c2")
+    m.node("AveragePool", ["c2"], "y2", kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 0, 0],
+           count_include_pad=1)
+    c = conv_ref(x, w, b)
+    m.out("y", pool_ref(c, "avg", (2, 2), (2, 2)).astype(F32))
+    m.out("y2", pool_ref(c, "avg", (2, 2), (2, 2), pads=(1, 1, 0, 0), count_include_pad=1).astype(F32))
+
+
+@case
 def matmul_transposed_operands(m, rng):
     a = m.inp("a", randn(rng, 2, 5, 3))
     w = m.inp("w", randn(rng, 2, 4, 3))
