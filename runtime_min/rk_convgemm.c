@@ -1622,6 +1622,23 @@ DW_INLINE void stem_split_strips(int S, const Conv *C, const float *wt, int hf, 
                 }
             }
         }
+    if (!C->res && act == RS_ACT_RELU) {
+        /* the common stem: bias and relu straight from the sums (adding a
+         * bias of 0 is then the same bits: relu makes -0 and +0 alike) */
+        for (int st = 0; st < S; st++) {
+            int64_t x0 = ox0 + 16 * st, n = ow - x0 < 16 ? ow - x0 : 16;
+            __mmask16 out = rk_v16_range(0, n);
+            float *yo = C->y + ((b * oc + o0 + 8 * hf) * oh + oy) * ow + x0;
+            const float *bo = C->bias ? C->bias + o0 + 8 * hf : NULL;
+            for (int o = 0; o < 8; o++) {
+                __m512 v = st == 0 ? a0[o] : st == 1 ? a1[o] : a2[o];
+                if (bo) v = _mm512_add_ps(v, _mm512_set1_ps(bo[o]));
+                v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NLE_UQ), v);
+                _mm512_mask_storeu_ps(yo + o * oh * ow, out, v);
+            }
+        }
+        return;
+    }
     /* out of registers in one simple loop (see stem_task) */
     float sums[STEM_S_MAX * 8 * 16];
     for (int o = 0; o < 8; o++) {

@@ -846,14 +846,17 @@ RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, int64
     RK_STORE2(0) RK_STORE2(1) RK_STORE2(2) RK_STORE2(3) RK_STORE2(4) RK_STORE2(5)         \
     RK_STORE2(6) RK_STORE2(7) RK_STORE2(8) RK_STORE2(9) RK_STORE2(10) RK_STORE2(11)       \
     RK_STORE1(12) RK_STORE1(13) RK_STORE1(14) RK_STORE1(15) RK_STORE1(16) RK_STORE1(17)
-    if (ep && !ep->per_col && rows <= 16 && !ep->res && !read_c && alpha == 1.0f) {
-        /* A row-bias epilogue without a residual (convolutions): its fields
-         * in locals and the tile's biases in one vector, read before the
-         * stores. Read from ep per vector, the compiler reloads and re-tests
-         * them after every store (which may alias them): a K = 16 expansion
-         * spent a third of its time in the epilogue. Residuals and C read
-         * back stay on the path below (taking them here made this path
-         * 5-10% slower). Same bits as ep_apply512: alpha is 1 (x * 1 is x);
+    if (ep && !ep->per_col && rows <= 16 && !read_c && alpha == 1.0f) {
+        /* A row-bias epilogue (convolutions): its fields in locals and the
+         * tile's biases in one vector, read before the stores. Read from ep
+         * per vector, the compiler reloads and re-tests them after every
+         * store (which may alias them): a K = 16 expansion spent a third of
+         * its time in the epilogue. C read back stays on the path below. A
+         * residual is added here since a Zen 5 measured it (a Xeon had
+         * measured this path 5-10% slower with it): 256 x 128 x 3136 + bias,
+         * residual, relu 1235 -> 1060 us, 512 x 256 x 784 986 -> 927; the
+         * bias is then added before it, 0 or not, as ep_apply512 does. Same
+         * bits as ep_apply512: alpha is 1 (x * 1 is x);
          * a sum begun at +0 is never -0, so adding a bias of 0 (every bias,
          * 0 where there is none) gives it back unchanged; and the clip as
          * min(hi, max(lo, x)) keeps x where it equals a bound (of either
@@ -863,10 +866,13 @@ RK_INLINE void kernel_avx512(int rows, int np, int64_t kc, const float *a, int64
         const __m512 lo = _mm512_set1_ps(ep->lo), hi = _mm512_set1_ps(ep->hi);
         const __m512 bvec = ep->row_bias ? _mm512_maskz_loadu_ps((__mmask16)(0xffffu >> (16 - rows)), ep->row_bias)
                                          : _mm512_setzero_ps();
+        const float *res = ep->res;
+        const int64_t ldres = ep->ldres;
 #define RK_STORE_VEC(i, j, acc)                                                                   \
         {                                                                                         \
             float *ci = c + i * ldc + j;                                                          \
             __m512 r0 = _mm512_add_ps(acc, _mm512_permutexvar_ps(_mm512_set1_epi32(i), bvec));   \
+            if (res) r0 = _mm512_add_ps(r0, _mm512_loadu_ps(res + i * ldres + j));                \
             if (act == RS_ACT_RELU)                                                               \
                 r0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(r0, _mm512_setzero_ps(), _CMP_NLE_UQ), r0); \
             else if (act == RS_ACT_CLIP) {                                                        \
