@@ -1633,8 +1633,7 @@ DW_INLINE void stem_split_strips(int S, const Conv *C, const float *wt, int hf, 
             for (int o = 0; o < 8; o++) {
                 __m512 v = st == 0 ? a0[o] : st == 1 ? a1[o] : a2[o];
                 if (bo) v = _mm512_add_ps(v, _mm512_set1_ps(bo[o]));
-                v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NLE_UQ), v);
-                _mm512_mask_storeu_ps(yo + o * oh * ow, out, v);
+                _mm512_mask_storeu_ps(yo + o * oh * ow, out, dw_act(v, RS_ACT_RELU, 0.0f, 0.0f));
             }
         }
         return;

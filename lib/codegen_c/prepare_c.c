@@ -203,8 +203,7 @@ static WinoPlan wino_plan(int64_t m, int64_t c, int64_t oc, int64_t oh, int64_t 
          * ran 1.1x faster on two threads than on one) */
         int64_t tb = 16, span = -1, chunks = ceil_div(oc, ocb);
         for (int64_t cand = 16; cand <= tbmax; cand += 16) {
-            int64_t ntask = ceil_div(tiles, cand) * chunks, total = 0, acc = 0, s = -1;
-            for (int64_t i = 0; i < ntask; i++) total += min64(cand, tiles - i / chunks * cand) + 8;
+            int64_t ntask = ceil_div(tiles, cand) * chunks, total = tiles * chunks + 8 * ntask, acc = 0, s = -1;
             for (int64_t i = 0; i < ntask; i++) {
                 acc += min64(cand, tiles - i / chunks * cand) + 8;
                 int64_t half = acc > total - acc ? acc : total - acc;

@@ -773,50 +773,59 @@ Test(fuse_patterns, softmax_over_another_axis_stays, .fini = cleanup) {
 
 /* ---- (e2) a Pad by nothing, and AveragePool after a 1x1 Conv ---- */
 
-/* x (1, 4, 6, 6) -> Conv 1x1 (4 -> 3, bias) -> [Pad by `pad`] -> AveragePool
- * kernel k x k, stride s, pads `pp` (all four; -pp: at the start only), ceil_mode `ceil`: DenseNet's
- * transition is k = s = 2 after a Pad by zeros. Returns the pool's node;
- * the conv's node in *conv, x and the output value in *x_out, *y_out. */
-static int conv_pool(int64_t ck, int64_t pad, int64_t k, int64_t s, int64_t pp, int ceil, int *conv, int *x_out,
-                     int *y_out) {
-    int x = input("x", DIMS(1, 4, 6, 6));
+/* A fresh graph: x (1, 4, 6, 6) -> Conv 1x1 (4 -> 3, bias) -> [Pad by `pad`]
+ * -> AveragePool kernel k x k, stride s, pads `pp` (all four; -pp: at the
+ * start only), ceil_mode `ceil`, the pool's output a graph output: DenseNet's
+ * transition is k = s = 2 after a Pad by zeros. ck: the conv's kernel. */
+typedef struct {
+    int conv, x, y;   /* the conv's node, the input and output values */
+} ConvPool;
+
+static ConvPool conv_pool(int64_t ck, int64_t pad, int64_t k, int64_t s, int64_t pp, int ceil) {
+    fresh();
+    ConvPool r;
+    r.x = input("x", DIMS(1, 4, 6, 6));
     float wv[3 * 4 * 9], bv[3] = {1, 2, 3};
     for (int i = 0; i < 3 * 4 * 9; i++) wv[i] = (float)(i % 7) - 3.0f;
     int w = weightf("w", DIMS(3, 4, ck, ck), wv);
-    int c = node("Conv", IDS(x, w, weightf("b", DIMS(3), bv)));
-    *conv = last_node();
+    int c = node("Conv", IDS(r.x, w, weightf("b", DIMS(3), bv)));
+    r.conv = last_node();
     if (pad >= 0) c = node("Pad", IDS(c, ints(8, (int64_t[]){0, 0, 0, pad, 0, 0, 0, pad})));
-    int y = node("AveragePool", IDS(c));
+    r.y = node("AveragePool", IDS(c));
     int pn = last_node();
     attr_ints(pn, "kernel_shape", 2, (int64_t[]){k, k});
     attr_ints(pn, "strides", 2, (int64_t[]){s, s});
     if (pp > 0) attr_ints(pn, "pads", 4, (int64_t[]){pp, pp, pp, pp});
-    if (pp < 0) attr_ints(pn, "pads", 4, (int64_t[]){-pp, -pp, 0, 0});   /* at the start only */
+    if (pp < 0) attr_ints(pn, "pads", 4, (int64_t[]){-pp, -pp, 0, 0});
     if (ceil) rlx_attr_add(g, pn, "ceil_mode", RLX_A_INT)->i = 1;
-    output(y);
-    *x_out = x;
-    *y_out = y;
-    return pn;
+    output(r.y);
+    return r;
+}
+
+/* The pool still reads the conv's output, through a Pad where there is one. */
+static void pool_after_conv(const ConvPool *cp, RlxOp between, const char *what) {
+    const RlxNode *p = producer(cp->y);
+    cr_assert_eq(p->op, RLX_OP_AVERAGEPOOL, "%s: the pool moved", what);
+    const RlxNode *q = producer(p->in[0]);
+    cr_assert_eq(q->op, between, "%s", what);
 }
 
 Test(fuse_patterns, zero_pad_goes_and_the_pool_moves_before_the_conv, .fini = cleanup) {
-    fresh();
-    int conv, x, y;
-    conv_pool(1, 0, 2, 2, 0, 0, &conv, &x, &y);
+    ConvPool cp = conv_pool(1, 0, 2, 2, 0, 0);
     compile(1);
     cr_assert_eq(live_count(RLX_OP_PAD), 0);
     cr_assert_eq(live_total(), 2);
-    const RlxNode *c = producer(y);
+    const RlxNode *c = producer(cp.y);
     cr_assert_eq(c->op, RLX_OP_CONV);
     const RlxNode *p = producer(c->in[0]);
     cr_assert_eq(p->op, RLX_OP_AVERAGEPOOL);
-    inputs_are(p, IDS(x));
+    inputs_are(p, IDS(cp.x));
     /* the pooled value: x's 4 channels on the 3 x 3 plane */
     const RlxValue *t = &g->v[c->in[0]];
     cr_assert_eq(t->rank, 4);
     cr_assert(t->dims[0] == 1 && t->dims[1] == 4 && t->dims[2] == 3 && t->dims[3] == 3, "pooled value %s: %lldx%lldx%lldx%lld",
               t->name, (long long)t->dims[0], (long long)t->dims[1], (long long)t->dims[2], (long long)t->dims[3]);
-    const RlxValue *yv = &g->v[y];
+    const RlxValue *yv = &g->v[cp.y];
     cr_assert(yv->dims[1] == 3 && yv->dims[2] == 3 && yv->dims[3] == 3);
 }
 
@@ -827,32 +836,24 @@ Test(fuse_patterns, pool_stays_after_a_conv_it_cannot_pass, .fini = cleanup) {
     struct { int64_t ck, k, s, pp; int ceil; } no[] = {
         {3, 2, 2, 0, 0}, {1, 3, 2, 1, 0}, {1, 2, 2, -1, 0}, {1, 3, 2, 0, 1}, {1, 1, 1, 0, 0}};
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
-        fresh();
-        int conv, x, y;
-        conv_pool(no[i].ck, -1, no[i].k, no[i].s, no[i].pp, no[i].ceil, &conv, &x, &y);
+        ConvPool cp = conv_pool(no[i].ck, -1, no[i].k, no[i].s, no[i].pp, no[i].ceil);
         compile(1);
-        cr_assert_eq(producer(y)->op, RLX_OP_AVERAGEPOOL, "case %zu: the pool moved", i);
-        cr_assert_eq(producer(producer(y)->in[0])->op, RLX_OP_CONV, "case %zu", i);
+        pool_after_conv(&cp, RLX_OP_CONV, rlx_fmt("case %zu", i));
     }
 }
 
 Test(fuse_patterns, pool_stays_when_the_conv_output_has_another_reader, .fini = cleanup) {
-    fresh();
-    int conv, x, y;
-    conv_pool(1, -1, 2, 2, 0, 0, &conv, &x, &y);
-    output(g->n[conv].out[0]);
+    ConvPool cp = conv_pool(1, -1, 2, 2, 0, 0);
+    output(g->n[cp.conv].out[0]);
     compile(1);
-    cr_assert_eq(producer(y)->op, RLX_OP_AVERAGEPOOL);
+    pool_after_conv(&cp, RLX_OP_CONV, "a second reader");
 }
 
 Test(fuse_patterns, pad_by_something_stays, .fini = cleanup) {
-    fresh();
-    int conv, x, y;
-    conv_pool(1, 1, 2, 2, 0, 0, &conv, &x, &y);
+    ConvPool cp = conv_pool(1, 1, 2, 2, 0, 0);
     compile(1);
     cr_assert_eq(live_count(RLX_OP_PAD), 1);
-    cr_assert_eq(producer(y)->op, RLX_OP_AVERAGEPOOL);
-    cr_assert_eq(producer(producer(y)->in[0])->op, RLX_OP_PAD);
+    pool_after_conv(&cp, RLX_OP_PAD, "a Pad by 1");
 }
 
 Test(fuse_patterns, zero_pad_that_is_an_output_stays, .fini = cleanup) {
