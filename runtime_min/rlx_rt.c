@@ -60,21 +60,34 @@ int rlx_dtype_size(int dtype) { return dtype >= 0 && dtype < RLX_NDTYPES ? dtype
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
 #define RLX_HUGE ((size_t)1 << 21)
 #endif
-static void *aligned_alloc64(size_t n, void **base) {
+static void *aligned_alloc64(size_t n, void **base, int advise) {
     size_t al = RLX_ALIGN;
 #if defined(RLX_HUGE)
     if (n >= RLX_HUGE) al = RLX_HUGE;
 #endif
+    (void)advise;
     if (n > SIZE_MAX - al) return NULL;
     uint8_t *p = malloc(n + al);
     if (!p) return NULL;
     *base = p;
     uintptr_t a = ((uintptr_t)p + al) & ~(uintptr_t)(al - 1);
 #if defined(RLX_HUGE)
-    if (al == RLX_HUGE) (void)madvise((void *)a, n & ~(RLX_HUGE - 1), MADV_HUGEPAGE);
+    if (al == RLX_HUGE && advise) (void)madvise((void *)a, n & ~(RLX_HUGE - 1), MADV_HUGEPAGE);
 #endif
     return (void *)a;
 }
+
+/* With several threads, each thread's scratch starts RLX_THREAD_GAP bytes
+ * (2 MB) or a multiple past the one before, not right after it: on a Zen 5
+ * VM, two threads whose scratch regions (the Winograd kernel's V and M,
+ * ~550 KB each) lay next to each other ran SqueezeNet's 55x55 3x3 layers at
+ * 2 threads no faster than at 1 (230 us a layer), and 140 us with the
+ * regions 1.5 MB or more apart; the whole model 6% faster (alternating
+ * runs of one binary, bench/layers.py's instrumentation). The gap is
+ * address space only: a thread's untouched pages never become resident,
+ * and a block of small per-thread parts is not advised to huge pages
+ * (which would make each part's 2 MB resident). */
+#define RLX_THREAD_GAP ((size_t)1 << 21)
 
 int rlx_model_set_threads(rlx_model *m, int nthreads) {
     if (!m || nthreads < 1 || nthreads > 1024) return RLX_E_ARG;
@@ -85,10 +98,16 @@ int rlx_model_set_threads(rlx_model *m, int nthreads) {
     m->ctx.scratch = NULL;
     m->ctx.nthreads = 1;
     size_t per = (size_t)m->info->scratch_per_thread;
+    int advise = 1;
+    if (per && nthreads > 1) {   /* each thread's scratch on its own RLX_THREAD_GAP boundary (above) */
+        if (per > SIZE_MAX - RLX_THREAD_GAP) return RLX_E_NOMEM;
+        advise = per >= RLX_THREAD_GAP;
+        per = (per + RLX_THREAD_GAP - 1) / RLX_THREAD_GAP * RLX_THREAD_GAP;
+    }
     if (per) {
-        if (per > (SIZE_MAX - RLX_ALIGN) / (size_t)nthreads) return RLX_E_NOMEM;
+        if (per > (SIZE_MAX - RLX_THREAD_GAP) / (size_t)nthreads) return RLX_E_NOMEM;
         void *base;
-        uint8_t *s = aligned_alloc64(per * (size_t)nthreads, &base);
+        uint8_t *s = aligned_alloc64(per * (size_t)nthreads, &base, advise);
         if (!s) return RLX_E_NOMEM;
         m->ctx.scratch = s;
         m->scratch_alloc = base;
@@ -117,7 +136,7 @@ int rlx_model_new(const rlx_model_info *info, rlx_model **out) {
         return RLX_E_NOMEM;
     }
     size_t bytes = (size_t)(info->arena_bytes ? info->arena_bytes : RLX_ALIGN);
-    uint8_t *arena = aligned_alloc64(bytes, &base);
+    uint8_t *arena = aligned_alloc64(bytes, &base, 1);
     if (!arena) {
         free(m);
         return RLX_E_NOMEM;
@@ -364,7 +383,7 @@ int rlx_load_weights_buffer_flags(rlx_model *m, const void *buf, size_t len, uns
         return RLX_OK;
     }
     void *base;
-    uint8_t *w = aligned_alloc64(n + 1, &base);
+    uint8_t *w = aligned_alloc64(n + 1, &base, 1);
     if (!w) return RLX_E_NOMEM;
     rlx_sum sum;
     rlx_sum_init(&sum);
@@ -407,7 +426,7 @@ int rlx_load_weights_file_flags(rlx_model *m, const char *path, unsigned flags) 
     }
     size_t n = (size_t)m->info->weights_bytes;
     void *base;
-    uint8_t *w = aligned_alloc64(n + 1, &base);
+    uint8_t *w = aligned_alloc64(n + 1, &base, 1);
     if (!w) {
         fclose(f);
         return RLX_E_NOMEM;
