@@ -23,6 +23,7 @@
  * inside, on each register tile as it completes, while it is still in L1.
  */
 #include <string.h>
+#include <stdlib.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -55,6 +56,7 @@ typedef struct {
     int64_t ntiles, msplit, mstep;
     S2 s2;            /* stride 2: im2col (method 1) or the stem's taps (method 2) read split rows */
     const float *shared_col;   /* method 1: the one block's im2col, built by all threads (col_task) */
+    float *shared_pb;          /* method 1: the one block's B packed for the GEMM, by all threads (pack_task) */
     int lanes;        /* method 0: depthwise with a vector of channels in the lanes (dw_lanes_block) */
     int stem_rows;    /* method 2: every block's weights in scratch, tasks row by row (stem_weights) */
     rk_gc_geom gc;    /* method 3: the direct form's bands and planes (rk_conv2d_grouped_geom) */
@@ -287,6 +289,43 @@ static void col_task(void *arg, int tid) {
     }
 }
 
+/* The same block split over threads by output channels: each thread's
+ * GEMM packed the whole B (the block's K x N operand) for its rows, so at
+ * 2 threads B was packed twice (ResNeXt-50's 14x14 1x1 layers, 1024 x 196:
+ * 800 KB each time, read half from the other core). Where thread 0's
+ * scratch has room past its col, the threads first pack B together into
+ * it, in units of (K block, run of column panels), K-block-major so that a
+ * thread packs the input channels the layer before wrote on its core when
+ * that one split its output channels; then every GEMM reads it packed. The
+ * packed form is the one each GEMM made for itself (rk_sgemm_pack_b), so
+ * the bits are the same. */
+enum { PACK_RUNS = 4 };   /* runs of column panels per K block */
+
+static void shared_b(const Conv *C, const float **b, int64_t *ldb) {
+    int64_t col0, cols;
+    block_cols(C, 0, &col0, &cols);
+    if (C->shared_col) {
+        *b = C->shared_col;
+        *ldb = cols;
+    } else {
+        *b = C->x + col0;
+        *ldb = C->ncols;
+    }
+}
+
+static void pack_task(void *arg, int tid) {
+    const Conv *C = arg;
+    int64_t col0, cols, ldb, kbs = (C->kdim + rk_sgemm_kc_step(C->kdim) - 1) / rk_sgemm_kc_step(C->kdim);
+    block_cols(C, 0, &col0, &cols);
+    int64_t panels = (cols + RK_SGEMM_COL_STEP - 1) / RK_SGEMM_COL_STEP, runs = panels < PACK_RUNS ? panels : PACK_RUNS;
+    const float *b;
+    shared_b(C, &b, &ldb);
+    for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, kbs * runs, &cursor, &t, &t1);) {
+        int64_t kb = t / runs, r = t % runs;
+        rk_sgemm_pack_b_panels(cols, C->kdim, b, ldb, kb, panels * r / runs, panels * (r + 1) / runs, C->shared_pb);
+    }
+}
+
 static void gemm_transposed(const Conv *C, const rk_sgemm_args *g, int64_t ms, void *gscratch);
 
 /* Task t: row slice t % msplit of block t / msplit over (image, group, column
@@ -328,7 +367,9 @@ static void gemm_task(void *arg, int tid) {
             g.a = C->w + gi * C->ocg * C->kdim;
             g.lda = C->kdim;
         }
-        if (direct_b) {
+        if (C->shared_pb) {
+            g.packed_b = C->shared_pb;
+        } else if (direct_b) {
             g.b = xg + col0;
             g.ldb = C->ncols;
         } else if (C->shared_col) {
@@ -2383,6 +2424,15 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
             C.shared_col = (const float *)(void *)ctx->scratch;   /* thread 0's col */
             rk_pool_share(ctx->pool, (int)C.ntasks, col_task, &C);
             C.ntasks = rk_queue_init(&q, C.ntasks);
+        }
+        if (C.ntasks > 1 && C.msplit > 1 && p->n * p->group * C.nblocks == 1 && p->a_packed == 1 &&
+            C.ncols <= RK_SGEMM_NC) {   /* B packed once, by all (shared_b) */
+            size_t at = (size_t)align16f(C.kdim * p->nblk) * sizeof(float) + 64;
+            if (at + rk_sgemm_packed_b_size(C.ncols, C.kdim) <= ctx->scratch_per_thread) {
+                C.shared_pb = rk_align64f(ctx->scratch + at - 64);
+                rk_pool_share(ctx->pool, (int)C.ntasks, pack_task, &C);
+                C.ntasks = rk_queue_init(&q, C.ntasks);
+            }
         }
         rk_pool_share(ctx->pool, (int)C.ntasks, gemm_task, &C);
     } else {

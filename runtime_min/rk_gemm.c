@@ -265,6 +265,14 @@ void rk_sgemm_pack_b(int64_t n, int64_t k, const float *b, int64_t ldb, int tran
     }
 }
 
+void rk_sgemm_pack_b_panels(int64_t n, int64_t k, const float *b, int64_t ldb, int64_t kb, int64_t p0, int64_t p1,
+                            float *packed_b) {
+    int64_t kcs = kc_step(k), pc = kb * kcs, j0 = p0 * NR, j1 = min64(p1 * NR, n);
+    if (n <= 0 || n > NC || k <= 0 || kb < 0 || pc >= k || p0 < 0 || j0 >= j1) return;
+    int64_t kc = min64(kcs, k - pc);
+    pack_b_block(j1 - j0, kc, b, ldb, 0, pc, j0, packed_b + pc * roundup(n, NR) + j0 * kc);
+}
+
 void rk_sgemm_packed_b_row(int64_t n, int64_t k, int64_t kk, int64_t *row_off, int64_t *panel_stride) {
     int64_t kcs = kc_step(k), pc = kk / kcs * kcs, kc = min64(kcs, k - pc);
     *row_off = pc * roundup(min64(n, NC), NR) + (kk - pc) * NR;

@@ -97,6 +97,13 @@ void rk_sgemm_pack_b(int64_t n, int64_t k, const float *b, int64_t ldb, int tran
 void rk_sgemm_prepacked(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,
                         const float *packed_b, float beta, float *c, int64_t ldc, void *scratch);
 
+/* Part of rk_sgemm_pack_b's output for an untransposed B (N <= 2048):
+ * column panels [p0, p1) (RK_SGEMM_COL_STEP columns each) of K block kb
+ * (rows [kb * rk_sgemm_kc_step(k), ..)), so that threads can pack one
+ * shared B together, each its own parts. */
+void rk_sgemm_pack_b_panels(int64_t n, int64_t k, const float *b, int64_t ldb, int64_t kb, int64_t p0, int64_t p1,
+                            float *packed_b);
+
 /* Writing a packed op(B) (K x N, N <= 2048) directly: row kk's first NR
  * columns start at *row_off, and each next NR columns *panel_stride floats
  * further; element (kk, j) is at row_off + (j / 16) * panel_stride + j % 16. */

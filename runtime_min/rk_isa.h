@@ -76,6 +76,7 @@
 #define rk_sgemm_kernel RK_VARIANT(rk_sgemm_kernel)
 #define rk_sgemm_pack_a RK_VARIANT(rk_sgemm_pack_a)
 #define rk_sgemm_pack_b RK_VARIANT(rk_sgemm_pack_b)
+#define rk_sgemm_pack_b_panels RK_VARIANT(rk_sgemm_pack_b_panels)
 #define rk_sgemm_packed_a_size RK_VARIANT(rk_sgemm_packed_a_size)
 #define rk_sgemm_packed_b_row RK_VARIANT(rk_sgemm_packed_b_row)
 #define rk_sgemm_packed_b_size RK_VARIANT(rk_sgemm_packed_b_size)

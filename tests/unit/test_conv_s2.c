@@ -23,6 +23,7 @@
 #include "rk_gemm.h"
 #include "rlx_rt.h"
 #include "refsum.h"
+#include "rlx_scalar.h"
 
 #define OUT(...) ((void *const[]){__VA_ARGS__})
 
@@ -159,4 +160,63 @@ Test(conv_s2, wider_than_split_rows) {
     /* 2100 columns: more than the split rows hold, the plain im2col */
     Geo g = {.c = 2, .h = 3, .w = 2100, .oc = 4, .kh = 3, .kw = 3, .sh = 2, .pt = 1, .pb = 1, .pl = 1, .pr = 1};
     run_geo(&g);
+}
+
+/* Output channels split over threads (few columns, many channels: 7x7
+ * planes of 96 channels) with pre-packed weights: where thread 0's scratch
+ * has room, the threads pack B once together (rk_convgemm.c, pack_task)
+ * and every GEMM reads it. A 1x1 stride-1 layer reads its input as B; a
+ * 3x3 stride-2 padded one builds a shared im2col first. K = 600 and 1152
+ * are 3 and 5 K blocks, 49 columns end in a 1-column panel. At 1, 2 and 3
+ * threads, with the room and without it, the output must be the reference
+ * GEMM's bit for bit (the definition's column matrix, weights unpacked). */
+static void shared_b_case(int64_t c, int64_t h, int64_t k, int64_t s, int64_t pad) {
+    int64_t oc = 96, oh = (h + 2 * pad - k) / s + 1, ow = oh, ncols = oh * ow, kdim = c * k * k;
+    size_t nx = (size_t)(c * h * h), nw = (size_t)(oc * kdim), ny = (size_t)(oc * ncols);
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc((size_t)oc * 4);
+    for (size_t i = 0; i < nx; i++) x[i] = frand();
+    for (size_t i = 0; i < nw; i++) w[i] = frand() * 0.25f;
+    for (int64_t i = 0; i < oc; i++) b[i] = frand();
+    float *col = malloc((size_t)(kdim * ncols) * 4), *want = malloc(ny * 4), *got = malloc(ny * 4);
+    for (int64_t ic = 0; ic < c; ic++)
+        for (int64_t ky = 0; ky < k; ky++)
+            for (int64_t kx = 0; kx < k; kx++)
+                for (int64_t oy = 0; oy < oh; oy++)
+                    for (int64_t ox = 0; ox < ow; ox++) {
+                        int64_t iy = oy * s - pad + ky, ix = ox * s - pad + kx;
+                        col[((ic * k + ky) * k + kx) * ncols + oy * ow + ox] =
+                            iy < 0 || iy >= h || ix < 0 || ix >= h ? 0.0f : x[(ic * h + iy) * h + ix];
+                    }
+    void *gs = malloc(rk_sgemm_scratch_size(oc, ncols, kdim));
+    rk_sgemm_args a = {.m = oc, .n = ncols, .k = kdim, .alpha = 1.0f, .a = w, .lda = kdim, .b = col,
+                       .ldb = ncols, .c = want, .ldc = ncols, .bias = b, .act = RS_ACT_RELU};
+    rk_sgemm_ex(&a, gs, 1, NULL, NULL);
+    float *wp = malloc(rk_sgemm_packed_a_size(oc, kdim));
+    rk_sgemm_pack_a(oc, kdim, w, kdim, 0, wp);
+    rk_conv2d_f32_params p = {.n = 1, .c = c, .h = h, .w = h, .oc = oc, .oh = oh, .ow = ow, .kh = k, .kw = k,
+                              .sh = s, .sw = s, .pt = pad, .pl = pad, .dh = 1, .dw = 1, .group = 1, .has_bias = 1,
+                              .act = RS_ACT_RELU, .method = 1, .a_packed = 1, .nblk = ncols};
+    size_t base = rk_conv2d_scratch(oc, kdim, ncols, 0), room = base + rk_sgemm_packed_b_size(ncols, kdim) + 128;
+    uint8_t *scratch = malloc(room * 3);
+    rk_pool *pool = NULL;
+    cr_assert_eq(rk_pool_new(3, &pool), 0);
+    for (int nt = 1; nt <= 3; nt++)
+        for (int roomy = 0; roomy <= 1; roomy++) {
+            rk_ctx ctx = {nt, nt > 1 ? pool : NULL, scratch, roomy ? room : base};
+            for (size_t i = 0; i < ny; i++) got[i] = 12345.0f;
+            cr_assert_eq(rk_conv2d_f32(&ctx, &p, (const void *[]){x, wp, b}, OUT(got)), 0);
+            size_t bad = ny;
+            for (size_t i = 0; i < ny && bad == ny; i++)
+                if (memcmp(&got[i], &want[i], 4)) bad = i;
+            cr_expect_eq(bad, ny, "c=%lld %lldx%lld s%lld threads=%d room=%d: element %zu is %.9g, want %.9g",
+                         (long long)c, (long long)k, (long long)k, (long long)s, nt, roomy, bad,
+                         bad < ny ? (double)got[bad] : 0.0, bad < ny ? (double)want[bad] : 0.0);
+        }
+    rk_pool_free(pool);
+    free(x), free(w), free(b), free(col), free(want), free(got), free(gs), free(wp), free(scratch);
+}
+
+Test(conv_s2, threads_share_packed_b) {
+    shared_b_case(600, 7, 1, 1, 0);    /* 1x1: B is the input */
+    shared_b_case(128, 14, 3, 2, 1);   /* 3x3 stride 2: B is the shared im2col */
 }
