@@ -20,8 +20,11 @@ A program that prints figures, not a test. For each zoo model
 3. times them in alternating rounds - rlxc (`model --bench R --threads N`, a
    fresh process each round), then ORT, then PyTorch - so that the load of a
    shared machine and frequency drift hit all three alike. R is chosen per
-   runtime from a warm-up time so that each batch lasts about --budget seconds
-   (at least 3 runs).
+   runtime from a warm-up time so that each batch lasts about --budget
+   seconds (at least 3 runs). After a warm worker's batch the harness waits
+   (at most 1 s) until its threads stop using CPU: PyTorch's BLAS threads
+   spin ~100 ms after each run, and the runtime timed next lost a core to
+   them.
 
 Each runtime's figure is the median over rounds of its per-round median
 (rlxc's binary only reports the median and the best of a batch, so the same
@@ -72,6 +75,7 @@ def model_file(name, f):
 
 RUNTIMES = ["rlxc", "ORT", "PyTorch"]
 PAUSE_S = 0.05  # between batches, so one runtime's spinning threads settle before the next
+SETTLE_MAX_S = 1.0  # at most this long waiting for a warm worker to go idle after its batch (Worker.settle)
 
 
 class BenchError(Exception):
@@ -208,6 +212,31 @@ class Worker:
             raise BenchError("%s: unexpected output %r" % (self.label, line))
         return [float(x) for x in line.split("=", 1)[1].split(",")]
 
+    def cpu_ticks(self):
+        """CPU time (clock ticks) the worker's threads have used, or None where /proc cannot say."""
+        total = 0
+        try:
+            for t in os.listdir("/proc/%d/task" % self.proc.pid):
+                with open("/proc/%d/task/%s/stat" % (self.proc.pid, t)) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            return None
+        return total
+
+    def settle(self):
+        """Waits until the worker's threads stop using CPU after a batch (at most SETTLE_MAX_S):
+        PyTorch's BLAS threads spin for ~100 ms after each run (measured at 1 and 2 threads
+        on a Zen 5 VM), longer than PAUSE_S, and took a core from whichever runtime came next."""
+        end = time.time() + SETTLE_MAX_S
+        last = self.cpu_ticks()
+        while last is not None and time.time() < end:
+            time.sleep(0.02)
+            now = self.cpu_ticks()
+            if now == last:
+                return
+            last = now
+
     def close(self):
         if self.proc.poll() is None:
             try:
@@ -266,6 +295,7 @@ def bench_config(name, threads, exe, args, res):
                     else:
                         ts = live[rt].batch(runs[rt])
                         med, mn = statistics.median(ts), min(ts)
+                        live[rt].settle()
                 except BenchError as e:
                     res[rt + "_error"] = str(e)
                     log("  %s: %s" % (rt, e))
