@@ -23,7 +23,6 @@
  * inside, on each register tile as it completes, while it is still in L1.
  */
 #include <string.h>
-#include <stdlib.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -301,25 +300,14 @@ static void col_task(void *arg, int tid) {
  * the bits are the same. */
 enum { PACK_RUNS = 4 };   /* runs of column panels per K block */
 
-static void shared_b(const Conv *C, const float **b, int64_t *ldb) {
-    int64_t col0, cols;
-    block_cols(C, 0, &col0, &cols);
-    if (C->shared_col) {
-        *b = C->shared_col;
-        *ldb = cols;
-    } else {
-        *b = C->x + col0;
-        *ldb = C->ncols;
-    }
-}
-
 static void pack_task(void *arg, int tid) {
     const Conv *C = arg;
-    int64_t col0, cols, ldb, kbs = (C->kdim + rk_sgemm_kc_step(C->kdim) - 1) / rk_sgemm_kc_step(C->kdim);
+    int64_t col0, cols, kbs = (C->kdim + rk_sgemm_kc_step(C->kdim) - 1) / rk_sgemm_kc_step(C->kdim);
     block_cols(C, 0, &col0, &cols);
     int64_t panels = (cols + RK_SGEMM_COL_STEP - 1) / RK_SGEMM_COL_STEP, runs = panels < PACK_RUNS ? panels : PACK_RUNS;
-    const float *b;
-    shared_b(C, &b, &ldb);
+    /* B: the shared im2col block, or the input itself (a 1x1 read in place) */
+    const float *b = C->shared_col ? C->shared_col : C->x + col0;
+    int64_t ldb = C->shared_col ? cols : C->ncols;
     for (int64_t cursor = 0, t = -1, t1 = 0; rk_next_item(C->q, (int)C->ntasks, tid, RK_RUNS, kbs * runs, &cursor, &t, &t1);) {
         int64_t kb = t / runs, r = t % runs;
         rk_sgemm_pack_b_panels(cols, C->kdim, b, ldb, kb, panels * r / runs, panels * (r + 1) / runs, C->shared_pb);
@@ -2420,16 +2408,18 @@ int rk_conv2d_f32(rk_ctx *ctx, const void *params, const void *const *in, void *
         C.s2 = s2_layout(p, p->ow);   /* sw 2: never a 1x1 read in place */
         plan_gemm(&C, nt);
         C.ntasks = rk_queue_init(&q, C.ntasks);
-        if (C.ntasks > 1 && C.msplit > 1 && p->n * p->group * C.nblocks == 1 && !reads_input_in_place(p)) {
-            C.shared_col = (const float *)(void *)ctx->scratch;   /* thread 0's col */
-            rk_pool_share(ctx->pool, (int)C.ntasks, col_task, &C);
-            C.ntasks = rk_queue_init(&q, C.ntasks);
-        }
-        if (C.ntasks > 1 && C.msplit > 1 && p->n * p->group * C.nblocks == 1 && p->a_packed == 1 &&
-            C.ncols <= RK_SGEMM_NC) {   /* B packed once, by all (shared_b) */
-            size_t at = (size_t)align16f(C.kdim * p->nblk) * sizeof(float) + 64;
-            if (at + rk_sgemm_packed_b_size(C.ncols, C.kdim) <= ctx->scratch_per_thread) {
-                C.shared_pb = rk_align64f(ctx->scratch + at - 64);
+        if (C.ntasks > 1 && C.msplit > 1 && p->n * p->group * C.nblocks == 1) {   /* one block, rows split */
+            if (!reads_input_in_place(p)) {
+                C.shared_col = (const float *)(void *)ctx->scratch;   /* thread 0's col */
+                rk_pool_share(ctx->pool, (int)C.ntasks, col_task, &C);
+                C.ntasks = rk_queue_init(&q, C.ntasks);
+            }
+            /* B packed once, by all (pack_task), past thread 0's col if it fits */
+            float *pb = rk_align64f(ctx->scratch + (size_t)align16f(C.kdim * p->nblk) * sizeof(float));
+            if (p->a_packed == 1 && C.ncols <= RK_SGEMM_NC &&
+                (size_t)((uint8_t *)pb - ctx->scratch) + rk_sgemm_packed_b_size(C.ncols, C.kdim) <=
+                    ctx->scratch_per_thread) {
+                C.shared_pb = pb;
                 rk_pool_share(ctx->pool, (int)C.ntasks, pack_task, &C);
                 C.ntasks = rk_queue_init(&q, C.ntasks);
             }
