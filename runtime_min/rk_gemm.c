@@ -1156,6 +1156,28 @@ typedef struct {
     float *pack_a, *pack_b;   /* scratch, 64-byte aligned */
 } gemm_part;
 
+/* rows x nr floats (nr < NR) from src (row stride lds) to dst (row stride
+ * ldd): a ragged tile's columns into and out of the kernels' full-width copy.
+ * A memcpy per row of a few floats became `rep movs`, some 30 cycles to
+ * start, and a Winograd layer's products have a ragged tile in each of their
+ * 16 or 36 GEMMs: the copies were ~4% of SqueezeNet's time at 1 thread
+ * (perf, a Zen 5). */
+static void copy_ragged(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows, int64_t nr) {
+#if RK_GEMM_AVX2 && defined(__AVX512F__)
+    __mmask16 m = (__mmask16)((1u << nr) - 1u);
+    for (int64_t i = 0; i < rows; i++) _mm512_mask_storeu_ps(dst + i * ldd, m, _mm512_maskz_loadu_ps(m, src + i * lds));
+#elif RK_GEMM_AVX2
+    __m256i lo = rk_v8_lanes(nr), hi = rk_v8_lanes(nr - 8);
+    for (int64_t i = 0; i < rows; i++) {
+        _mm256_maskstore_ps(dst + i * ldd, lo, _mm256_maskload_ps(src + i * lds, lo));
+        _mm256_maskstore_ps(dst + i * ldd + 8, hi, _mm256_maskload_ps(src + i * lds + 8, hi));
+    }
+#else
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < nr; j++) dst[i * ldd + j] = src[i * lds + j];
+#endif
+}
+
 /* One macro tile: C[mc x nc] (+)= A block * B block. Full B micro-panels are
  * at pb + q*panel_stride with row stride brs; a ragged last one (if any) at
  * pb_tail with row stride NR. A is packed (ars 0) or read in place as A^T
@@ -1236,8 +1258,7 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, in
                 /* ragged columns: the same kernel on a full-width copy */
                 dst = tile;
                 ldd = NR;
-                if (read_c)
-                    for (int i = 0; i < all_rows; i++) memcpy(tile + i * NR, ct + i * ldc, (size_t)nr * sizeof(float));
+                if (read_c) copy_ragged(tile, NR, ct, ldc, all_rows, nr);
             }
             /* the epilogue in registers where the kernel stores into C */
             tile_ep te, *tep = NULL;
@@ -1275,8 +1296,7 @@ static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float *pa, in
             } else
 #endif
                 micro_kernel(rows, nv, kc, ap, bp, bstride, dst, ldd, alpha, beta, read_c, tep);
-            if (dst == tile)
-                for (int i = 0; i < all_rows; i++) memcpy(ct + i * ldc, tile + i * NR, (size_t)nr * sizeof(float));
+            if (dst == tile) copy_ragged(ct, ldc, tile, NR, all_rows, nr);
             if (ep && !tep) epilogue_tile(ep, ct, ldc, ep_i0 + ir, ep_j0 + jr, all_rows, cols);
             ir += all_rows;
 #if RK_GEMM_AVX2
