@@ -63,6 +63,10 @@ typedef struct {
 } Conv;
 
 enum { COL_TILE = 16 };   /* the GEMM's register tile width (NR in rk_gemm.c) */
+/* plan_gemm: weights up to this many bytes are cheap to read once per column
+ * block, and blocks keep at least this many tiles */
+#define COL_SPLIT_WEIGHTS (32.0 * 1024)
+enum { COL_MIN_TILES = 4 };
 
 static int64_t align16f(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
@@ -427,6 +431,16 @@ static void plan_gemm(Conv *C, int nt) {
     int64_t cols_load = -1, rows_load = -1;
     /* a multiple of nt column blocks, none wider than nblk */
     cols.nblocks = (C->nblocks + nt - 1) / nt * nt;
+    /* Small weights, which every block reads again (from L1 or L2): RK_RUNS
+     * blocks for each thread, each of at least COL_MIN_TILES register tiles,
+     * so that a thread left behind gives up part of its share (one block a
+     * thread, the other waited out the slower half). */
+    if ((double)C->ocg * (double)C->kdim * sizeof(float) <= COL_SPLIT_WEIGHTS)
+        for (int64_t want = (int64_t)nt * RK_RUNS; want > cols.nblocks; want -= nt)
+            if (C->ntiles / want >= COL_MIN_TILES) {
+                cols.nblocks = want;
+                break;
+            }
     if (cols.nblocks <= C->ntiles && (C->ntiles + cols.nblocks - 1) / cols.nblocks * COL_TILE <= p->nblk) {
         int64_t ctotal = p->n * p->group * cols.nblocks;
         cols.ntasks = nt < ctotal ? nt : ctotal;

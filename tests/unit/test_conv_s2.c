@@ -220,3 +220,13 @@ Test(conv_s2, threads_share_packed_b) {
     shared_b_case(600, 7, 1, 1, 0);    /* 1x1: B is the input */
     shared_b_case(128, 14, 3, 2, 1);   /* 3x3 stride 2: B is the shared im2col */
 }
+
+/* Small weights on a large plane (a SqueezeNet expansion: 16 input channels,
+ * 55x55 = 3025 columns; a 3x3 over 4 channels on 40x40): the plan cuts the
+ * columns into RK_RUNS blocks per thread (rk_convgemm.c, plan_gemm), which
+ * threads take and give up in runs. The same harness: at 1, 2 and 3
+ * threads the output must be the reference GEMM's bit for bit. */
+Test(conv_s2, small_weights_many_column_blocks) {
+    shared_b_case(16, 55, 1, 1, 0);
+    shared_b_case(4, 40, 3, 1, 1);
+}
