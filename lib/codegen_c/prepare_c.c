@@ -200,12 +200,18 @@ static WinoPlan wino_plan(int64_t m, int64_t c, int64_t oc, int64_t oh, int64_t 
          * halves at the best point, each task its tiles + 8 (a block's
          * fixed cost), the last block as short as it is (counted whole, 196
          * tiles in blocks of 64 split 128 / 68: SqueezeNet's 55x55 layers
-         * ran 1.1x faster on two threads than on one) */
+         * ran 1.1x faster on two threads than on one) but its tiles
+         * rounded up to the GEMM's 16-column register tiles, which cost as
+         * much ragged as full (49 tiles: blocks of 48 left one thread three
+         * tasks of 48 tiles and the other three of 1; blocks of 32 and 17
+         * make six tasks of two register tiles' columns each, SqueezeNet's
+         * 27x27 layers 209 -> 166 and 199 -> 174 us at two threads) */
         int64_t tb = 16, span = -1, chunks = ceil_div(oc, ocb);
         for (int64_t cand = 16; cand <= tbmax; cand += 16) {
-            int64_t ntask = ceil_div(tiles, cand) * chunks, total = tiles * chunks + 8 * ntask, acc = 0, s = -1;
+            int64_t ntask = ceil_div(tiles, cand) * chunks, total = 0, acc = 0, s = -1;
+            for (int64_t i = 0; i < ntask; i++) total += up(min64(cand, tiles - i / chunks * cand), 16) + 8;
             for (int64_t i = 0; i < ntask; i++) {
-                acc += min64(cand, tiles - i / chunks * cand) + 8;
+                acc += up(min64(cand, tiles - i / chunks * cand), 16) + 8;
                 int64_t half = acc > total - acc ? acc : total - acc;
                 if (s < 0 || half < s) s = half;
             }
