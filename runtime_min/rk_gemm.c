@@ -1163,15 +1163,12 @@ typedef struct {
  * 16 or 36 GEMMs: the copies were ~4% of SqueezeNet's time at 1 thread
  * (perf, a Zen 5). */
 static void copy_ragged(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows, int64_t nr) {
-#if RK_GEMM_AVX2 && defined(__AVX512F__)
-    __mmask16 m = (__mmask16)((1u << nr) - 1u);
-    for (int64_t i = 0; i < rows; i++) _mm512_mask_storeu_ps(dst + i * ldd, m, _mm512_maskz_loadu_ps(m, src + i * lds));
-#elif RK_GEMM_AVX2
-    __m256i lo = rk_v8_lanes(nr), hi = rk_v8_lanes(nr - 8);
-    for (int64_t i = 0; i < rows; i++) {
-        _mm256_maskstore_ps(dst + i * ldd, lo, _mm256_maskload_ps(src + i * lds, lo));
-        _mm256_maskstore_ps(dst + i * ldd + 8, hi, _mm256_maskload_ps(src + i * lds + 8, hi));
-    }
+#if RK_GEMM_AVX2   /* the epilogue's masked vectors (EP_LOAD, EP_STORE) */
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < nr; j += EP_VEC) {
+            ep_mask m = ep_mask_for(nr - j);
+            EP_STORE(m, dst + i * ldd + j, EP_LOAD(m, src + i * lds + j));
+        }
 #else
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < nr; j++) dst[i * ldd + j] = src[i * lds + j];

@@ -183,6 +183,12 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 enum { WINO_L2_BYTES = 1 << 20 };   /* V and M of one task should sit in about this much */
 
+/* Task i's cost in wino_plan's balance (tasks block-major, chunks inside):
+ * its block's tiles in whole 16-column register tiles, + 8 for the block. */
+static int64_t wino_task_cost(int64_t tiles, int64_t tb, int64_t chunks, int64_t i) {
+    return up(min64(tb, tiles - i / chunks * tb), 16) + 8;
+}
+
 static WinoPlan wino_plan(int64_t m, int64_t c, int64_t oc, int64_t oh, int64_t ow) {
     int64_t a2 = (m + 2) * (m + 2), tiles = ceil_div(oh, m) * ceil_div(ow, m);
     /* the fewest chunks of output channels that, with the tile blocks, give
@@ -209,9 +215,9 @@ static WinoPlan wino_plan(int64_t m, int64_t c, int64_t oc, int64_t oh, int64_t 
         int64_t tb = 16, span = -1, chunks = ceil_div(oc, ocb);
         for (int64_t cand = 16; cand <= tbmax; cand += 16) {
             int64_t ntask = ceil_div(tiles, cand) * chunks, total = 0, acc = 0, s = -1;
-            for (int64_t i = 0; i < ntask; i++) total += up(min64(cand, tiles - i / chunks * cand), 16) + 8;
+            for (int64_t i = 0; i < ntask; i++) total += wino_task_cost(tiles, cand, chunks, i);
             for (int64_t i = 0; i < ntask; i++) {
-                acc += up(min64(cand, tiles - i / chunks * cand), 16) + 8;
+                acc += wino_task_cost(tiles, cand, chunks, i);
                 int64_t half = acc > total - acc ? acc : total - acc;
                 if (s < 0 || half < s) s = half;
             }
