@@ -138,7 +138,7 @@ $(B)/unit/test_vk: $(B)/unit/libvktrace.so
 # runtime). test_checksum runs there too: the library's weights checksum takes
 # AVX-512 where the CPU has it (rlx_rt.c), and must give the hand-worked sums.
 ISA_UNIT = test_gemm test_gemm_epilogue test_wino test_conv_turned test_conv_pwdw test_pool test_conv_s2 test_depthwise test_conv_grouped \
-           test_mixed test_vmath test_softmax test_checksum test_rnn_f32 test_conv_pwdw_small
+           test_mixed test_vmath test_softmax test_checksum test_rnn_f32 test_conv_pwdw_small test_conv_pool
 CPU_FLAGS := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
 HAVE_AVX2 := $(if $(and $(filter avx2,$(CPU_FLAGS)),$(filter fma,$(CPU_FLAGS)),$(filter f16c,$(CPU_FLAGS))),1)
 HAVE_AVX512 := $(if $(HAVE_AVX2),$(if $(and $(filter avx512f,$(CPU_FLAGS)),$(filter avx512cd,$(CPU_FLAGS)),$(filter avx512vl,$(CPU_FLAGS)),$(filter avx512bw,$(CPU_FLAGS)),$(filter avx512dq,$(CPU_FLAGS))),1))

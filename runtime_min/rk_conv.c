@@ -28,6 +28,7 @@
 #endif
 
 #include <math.h>
+#include <string.h>
 
 /* ---- shared geometry ---- */
 
@@ -354,6 +355,36 @@ static inline __attribute__((always_inline)) void mp3_row(const Mp3 *m, int NJ, 
 /* Output columns of vectors j0 .. j0+NJ-1, every output row: each input
  * row's folds made once (hrow[iy % 8]) for the output rows that read it. */
 static inline __attribute__((always_inline)) void mp3_cols(const Mp3 *m, int NJ, int64_t j0, __m512i *odd) {
+    if (m->kh == 3 && m->sh == 2) {
+        /* 3 rows at stride 2 (every such pooling here): a window's last
+         * row is the next one's first, and its folds stay in registers
+         * (in hrow below, indexed by row, they went through the stack and
+         * cost their loads a store-forwarding wait each: 105 us for
+         * SqueezeNet's first pool, 64 x 111 x 111 -> 55 x 55) */
+        __m512 last[4], hr[4], acc[4];
+        int64_t have = -1;   /* the input row whose folds are in last */
+        for (int64_t oy = 0; oy < m->oh; oy++) {
+            int64_t y0 = oy * 2 - m->pt, y1 = y0 + 3;
+            if (y0 < 0) y0 = 0;
+            if (y1 > m->h) y1 = m->h;
+            int64_t iy = y0;
+            for (int jj = 0; jj < NJ; jj++) acc[jj] = _mm512_set1_ps(-INFINITY);
+            if (iy < y1 && iy == have) {
+                for (int jj = 0; jj < NJ; jj++) acc[jj] = last[jj];
+                iy++;
+            }
+            for (; iy < y1; iy++) {
+                mp3_row(m, NJ, j0, iy, hr, odd);
+                for (int jj = 0; jj < NJ; jj++) acc[jj] = _mm512_max_ps(acc[jj], hr[jj]);
+                if (iy == y1 - 1) {
+                    for (int jj = 0; jj < NJ; jj++) last[jj] = hr[jj];
+                    have = iy;
+                }
+            }
+            for (int jj = 0; jj < NJ; jj++) _mm512_mask_storeu_ps(m->y + oy * m->ow + 16 * (j0 + jj), m->mo[j0 + jj], acc[jj]);
+        }
+        return;
+    }
     __m512 hrow[8][4];
     int64_t key[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
     for (int64_t oy = 0; oy < m->oh; oy++) {
@@ -1013,5 +1044,124 @@ int rk_conv_transpose_f32(rk_ctx *ctx, const void *params, const void *const *in
             }
         }
     }
+    return RLX_OK;
+}
+
+/* ---- conv_pool_f32: a stem convolution and the max pooling after it ----
+ * A first layer over a 3-channel image writes a large plane (SqueezeNet's
+ * 64 x 111 x 111 floats, 3.2 MB; ResNet's 64 x 112 x 112) that a max
+ * pooling reads once and shrinks 4x: the plane went out to L3 and came
+ * back, and at two threads half of it from the other core. Here the
+ * output is made in bands of pooled rows: the convolution rows a band reads
+ * are computed by rk_conv2d_f32 (on one thread, on a copy of the input rows
+ * they read, as a small image whose top pad is what is left of pt) into
+ * scratch, then pooled from there by the pooling's own plane function.
+ * Every element is computed as by the two kernels apart (a convolution's
+ * sums depend on the taps only, a pooling's maximum on the window's
+ * elements in order), so the bits are theirs at any thread count; the rows
+ * two bands share are computed twice. Each thread takes a contiguous run of
+ * bands, an even share where it can (bands a multiple of the threads). */
+
+/* Convolution rows a band of `rows` pooled rows reads, and the input rows
+ * those read. */
+static int64_t cp_crows(int64_t rows, int64_t pkh, int64_t psh) { return (rows - 1) * psh + pkh; }
+static int64_t cp_irows(int64_t crows, int64_t kh, int64_t sh) { return (crows - 1) * sh + kh; }
+
+size_t rk_conv_pool_scratch(int64_t c, int64_t w, int64_t oc, int64_t ow, int64_t kh, int64_t kw, int64_t sh,
+                            int64_t pkh, int64_t psh, int64_t rows) {
+    int64_t crows = cp_crows(rows, pkh, psh), irows = cp_irows(crows, kh, sh);
+    size_t band = (size_t)(oc * crows * ow) * sizeof(float), slice = (size_t)(c * irows * w) * sizeof(float);
+    return band + slice + rk_conv2d_scratch(oc, c * kh * kw, crows * ow, 0) + 3 * 64;
+}
+
+typedef struct {
+    const rk_conv_pool_f32_params *p;
+    const float *x, *w, *b;
+    float *y;
+    rk_ctx *ctx;
+    int64_t rows, nb;   /* pooled rows a band, bands an image */
+    rk_queue *q;
+    int ntasks;
+} ConvPool;
+
+/* Band t (image t / nb, pooled rows from t % nb * rows) on thread tid */
+static void conv_pool_band(const ConvPool *P, int tid, int64_t t) {
+    const rk_conv_pool_f32_params *p = P->p;
+    int64_t b = t / P->nb, p0 = t % P->nb * P->rows, p1 = p0 + P->rows < p->poh ? p0 + P->rows : p->poh;
+    /* convolution rows [r0, r1) and the input rows [i0, i1) they read */
+    int64_t r0 = p0 * p->psh - p->ppt, r1 = (p1 - 1) * p->psh - p->ppt + p->pkh;
+    if (r0 < 0) r0 = 0;
+    if (r1 > p->oh) r1 = p->oh;
+    if (r1 < r0) r1 = r0;
+    int64_t i0 = r0 * p->sh - p->pt, i1 = r1 > r0 ? (r1 - 1) * p->sh - p->pt + p->kh : i0;
+    if (i0 < 0) i0 = 0;
+    if (i1 > p->h) i1 = p->h;
+    if (i1 < i0) i1 = i0;
+    int64_t crows = r1 - r0, irows = i1 - i0;
+    uint8_t *s = P->ctx->scratch + (size_t)tid * P->ctx->scratch_per_thread, *end = s + P->ctx->scratch_per_thread;
+    float *band = rk_align64f(s);
+    float *slice = rk_align64f(band + p->oc * cp_crows(P->rows, p->pkh, p->psh) * p->ow);
+    uint8_t *rest = (uint8_t *)rk_align64f(slice + p->c * cp_irows(cp_crows(P->rows, p->pkh, p->psh), p->kh, p->sh) * p->w);
+    if (crows > 0) {
+        for (int64_t ic = 0; ic < p->c; ic++)
+            memcpy(slice + ic * irows * p->w, P->x + ((b * p->c + ic) * p->h + i0) * p->w,
+                   sizeof(float) * (size_t)(irows * p->w));
+        rk_conv2d_f32_params cq;
+        memset(&cq, 0, sizeof cq);
+        cq.n = 1, cq.c = p->c, cq.h = irows, cq.w = p->w, cq.oc = p->oc, cq.oh = crows, cq.ow = p->ow;
+        cq.kh = p->kh, cq.kw = p->kw, cq.sh = p->sh, cq.sw = p->sw, cq.pt = p->pt - r0 * p->sh + i0, cq.pl = p->pl;
+        cq.dh = 1, cq.dw = 1, cq.group = 1, cq.has_bias = p->has_bias, cq.act = p->act, cq.act_a = p->act_a;
+        cq.act_b = p->act_b, cq.method = 2, cq.nblk = crows * p->ow;
+        rk_ctx one = {1, NULL, rest, (size_t)(end - rest)};
+        const void *cin[3] = {slice, P->w, P->b};
+        void *cout[1] = {band};
+        (void)rk_conv2d_f32(&one, &cq, cin, cout);   /* valid by construction, scratch as planned */
+    }
+    /* the band as a small image: its top pad what is left of ppt */
+    rk_pool_nd_params pq;
+    memset(&pq, 0, sizeof pq);
+    pq.dtype = RLX_F32, pq.op = 0, pq.nc = 1;
+    pq.in_dims[0] = 1, pq.in_dims[1] = crows, pq.in_dims[2] = p->ow;
+    pq.out_dims[0] = 1, pq.out_dims[1] = p1 - p0, pq.out_dims[2] = p->pow;
+    pq.k[0] = 1, pq.k[1] = p->pkh, pq.k[2] = p->pkw;
+    pq.s[0] = 1, pq.s[1] = p->psh, pq.s[2] = p->psw;
+    pq.d[0] = pq.d[1] = pq.d[2] = 1;
+    pq.pb[1] = p->ppt - p0 * p->psh + r0, pq.pb[2] = p->ppl;
+    for (int64_t o = 0; o < p->oc; o++)
+        maxpool2d_plane(&pq, band + o * crows * p->ow, P->y + ((b * p->oc + o) * p->poh + p0) * p->pow);
+}
+
+static void conv_pool_task(void *arg, int tid) {
+    const ConvPool *P = arg;
+    for (int64_t cursor = 0, t = -1, t1 = 0;
+         rk_next_item(P->q, P->ntasks, tid, RK_RUNS, P->p->n * P->nb, &cursor, &t, &t1);)
+        conv_pool_band(P, tid, t);
+}
+
+int rk_conv_pool_f32(rk_ctx *ctx, const void *params, const void *const *in, void *const *out) {
+    const rk_conv_pool_f32_params *p = params;
+    if (p->n < 0 || p->c < 1 || p->h < 1 || p->w < 1 || p->oc < 1 || p->oh < 1 || p->ow < 1 || p->kh < 1 ||
+        p->kw < 1 || p->sh < 1 || p->sw < 1 || p->pt < 0 || p->pl < 0 || p->poh < 0 || p->pow < 0 || p->pkh < 1 ||
+        p->pkw < 1 || p->psh < 1 || p->psw < 1 || p->ppt < 0 || p->ppl < 0 || p->rows < 1 || !ctx || !ctx->scratch ||
+        ctx->scratch_per_thread < rk_conv_pool_scratch(p->c, p->w, p->oc, p->ow, p->kh, p->kw, p->sh, p->pkh, p->psh,
+                                                       p->rows))
+        return RLX_E_ARG;   /* the plan reserves the scratch; a mismatch is a bug, not a crash */
+    ConvPool P;
+    P.p = p;
+    P.x = in[0], P.w = in[1], P.b = p->has_bias ? in[2] : NULL;
+    P.y = out[0];
+    P.ctx = ctx;
+    /* the fewest bands of at most p->rows rows, a multiple of the threads */
+    int64_t nt = ctx->pool && ctx->nthreads > 1 ? ctx->nthreads : 1;
+    int64_t per = (p->poh + nt * p->rows - 1) / (nt * p->rows);
+    if (per < 1) per = 1;
+    P.rows = (p->poh + nt * per - 1) / (nt * per);
+    if (P.rows < 1) P.rows = 1;
+    P.nb = (p->poh + P.rows - 1) / P.rows;
+    int64_t total = p->n * P.nb;
+    rk_queue q;
+    P.q = &q;
+    P.ntasks = (int)rk_queue_init(&q, nt < total ? nt : (total > 0 ? total : 1));
+    rk_pool_share(ctx->pool, P.ntasks, conv_pool_task, &P);
     return RLX_OK;
 }

@@ -31,8 +31,8 @@
 
 /* The kernels (and second implementations, KI) of RK_ISA_FILES. */
 #define RK_ISA_KERNELS(X)                                                                     \
-    X(rk_pool_nd) X(rk_conv_nd_f32) X(rk_conv_transpose_f32) X(rk_conv2d_f32) X(rk_conv_pwdw_f32) \
-    X(rk_conv_pwdw_small_f32) X(rk_conv_wino_f32) X(rk_matmul_f32) X(rk_matmul_f32_rows) X(rk_gemm_f32) X(rk_gemm_f32_rows) X(rk_softmax_f32)
+    X(rk_pool_nd) X(rk_conv_nd_f32) X(rk_conv_transpose_f32) X(rk_conv2d_f32) X(rk_conv_pool_f32) \
+    X(rk_conv_pwdw_f32) X(rk_conv_pwdw_small_f32) X(rk_conv_wino_f32) X(rk_matmul_f32) X(rk_matmul_f32_rows) X(rk_gemm_f32) X(rk_gemm_f32_rows) X(rk_softmax_f32)
 
 #ifdef RK_ISA
 #define RK_VARIANT_(name, isa) name##_##isa
@@ -44,6 +44,7 @@
 #define rk_conv_nd_f32 RK_VARIANT(rk_conv_nd_f32)
 #define rk_conv_transpose_f32 RK_VARIANT(rk_conv_transpose_f32)
 #define rk_conv2d_f32 RK_VARIANT(rk_conv2d_f32)
+#define rk_conv_pool_f32 RK_VARIANT(rk_conv_pool_f32)
 #define rk_conv_pwdw_f32 RK_VARIANT(rk_conv_pwdw_f32)
 #define rk_conv_pwdw_small_f32 RK_VARIANT(rk_conv_pwdw_small_f32)
 #define rk_conv_wino_f32 RK_VARIANT(rk_conv_wino_f32)
@@ -57,6 +58,7 @@
  * sizes and packing), and rk_rnn_act_f32 and rk_rnn_lstm_gates_f32, which
  * rlx_isa.c dispatches like a kernel */
 #define rk_conv2d_scratch RK_VARIANT(rk_conv2d_scratch)
+#define rk_conv_pool_scratch RK_VARIANT(rk_conv_pool_scratch)
 #define rk_conv_pwdw_scratch RK_VARIANT(rk_conv_pwdw_scratch)
 #define rk_conv_pwdw_small_scratch RK_VARIANT(rk_conv_pwdw_small_scratch)
 #define rk_conv_transpose_scratch RK_VARIANT(rk_conv_transpose_scratch)

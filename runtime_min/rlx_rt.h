@@ -434,6 +434,10 @@ int rk_gemm_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *
 int rk_conv_pwdw_mixed(rk_ctx *ctx, const void *params, const void *const *in, void *const *out);
 size_t rk_mixed_scratch(void);
 size_t rk_conv_pwdw_mixed_scratch(int64_t e, int64_t w, int64_t ow, int64_t sh, int64_t rows);
+/* conv_pool_f32: one band's convolution rows (oc channels, rows pooled
+ * rows), the input rows they read, and the convolution's own scratch. */
+size_t rk_conv_pool_scratch(int64_t c, int64_t w, int64_t oc, int64_t ow, int64_t kh, int64_t kw, int64_t sh,
+                            int64_t pkh, int64_t psh, int64_t rows);
 /* conv_pwdw_f32: the expanded rows of one band (e channels) and the GEMM's packing. */
 size_t rk_conv_pwdw_scratch(int64_t c, int64_t e, int64_t w, int64_t sh, int64_t rows);
 

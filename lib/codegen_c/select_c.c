@@ -171,15 +171,62 @@ static void lower_conv_pwdw_small(RlxLower *L, int node, const RlxWindow *w) {
     t->scratch = (int64_t)rk_conv_pwdw_small_scratch(x->dims[1], y->dims[1], x->dims[2] * x->dims[3]);
 }
 
+/* conv_pool_f32 (rlx_cp): a stem that took over the max pooling after it
+ * (prepare_c.c); its output is the pooling's, its own rows come from its
+ * window. */
+static void lower_conv_pool(RlxLower *L, int node, const RlxWindow *w) {
+    const RlxNode *n = &L->g->n[node];
+    const RlxValue *x = val(L, n->in[0]), *y = val(L, n->out[0]);
+    RlxThunk *t = rlx_thunk_new(L->tl, RLX_K_conv_pool_f32, node);
+    int has_bias = n->nin > 2 && n->in[2] >= 0;
+    rlx_tk_in(L, t, n->in[0]);
+    rlx_tk_in(L, t, n->in[1]);
+    if (has_bias) rlx_tk_in(L, t, n->in[2]);
+    rlx_tk_out(L, t, n->out[0]);
+    int64_t pkh = rlx_attr_i(n, "rlx_cp_kh", 1), psh = rlx_attr_i(n, "rlx_cp_sh", 1);
+    int64_t rows = rlx_attr_i(n, "rlx_cp_rows", 1);
+    rlx_tk_i(t, "n", x->dims[0]);
+    rlx_tk_i(t, "c", x->dims[1]);
+    rlx_tk_i(t, "h", x->dims[2]);
+    rlx_tk_i(t, "w", x->dims[3]);
+    rlx_tk_i(t, "oc", y->dims[1]);
+    rlx_tk_i(t, "oh", w->out[0]);
+    rlx_tk_i(t, "ow", w->out[1]);
+    rlx_tk_i(t, "kh", w->k[0]);
+    rlx_tk_i(t, "kw", w->k[1]);
+    rlx_tk_i(t, "sh", w->s[0]);
+    rlx_tk_i(t, "sw", w->s[1]);
+    rlx_tk_i(t, "pt", w->pad_begin[0]);
+    rlx_tk_i(t, "pl", w->pad_begin[1]);
+    rlx_tk_i(t, "has_bias", has_bias);
+    rlx_tk_i(t, "act", rlx_attr_i(n, "rlx_act", 0));
+    rlx_tk_f(t, "act_a", rlx_attr_f(n, "rlx_act_a", 0));
+    rlx_tk_f(t, "act_b", rlx_attr_f(n, "rlx_act_b", 0));
+    rlx_tk_i(t, "pkh", pkh);
+    rlx_tk_i(t, "pkw", rlx_attr_i(n, "rlx_cp_kw", 1));
+    rlx_tk_i(t, "psh", psh);
+    rlx_tk_i(t, "psw", rlx_attr_i(n, "rlx_cp_sw", 1));
+    rlx_tk_i(t, "ppt", rlx_attr_i(n, "rlx_cp_pt", 0));
+    rlx_tk_i(t, "ppl", rlx_attr_i(n, "rlx_cp_pl", 0));
+    rlx_tk_i(t, "poh", y->dims[2]);
+    rlx_tk_i(t, "pow", y->dims[3]);
+    rlx_tk_i(t, "rows", rows);
+    t->scratch = (int64_t)rk_conv_pool_scratch(x->dims[1], x->dims[3], y->dims[1], w->out[1], w->k[0], w->k[1], w->s[0],
+                                               pkh, psh, rows);
+}
+
 /* The C target's lowering hook: its own nodes (prepare_c.c); 0 for the rest. */
 int rlx_c_lower(void *vl, int node) {
     RlxLower *L = vl;
     const RlxNode *n = &L->g->n[node];
-    if (n->op != RLX_OP_CONV || (!rlx_attr_i(n, "rlx_wino", 0) && !rlx_attr_i(n, "rlx_pw", 0))) return 0;
+    if (n->op != RLX_OP_CONV ||
+        (!rlx_attr_i(n, "rlx_wino", 0) && !rlx_attr_i(n, "rlx_pw", 0) && !rlx_attr_i(n, "rlx_cp", 0)))
+        return 0;
     RlxWindow w;
     rlx_conv_geometry(L->g, node, &w);
     if (!rlx_value_numel(&L->g->v[n->out[0]])) return 1;
-    if (rlx_attr_i(n, "rlx_wino", 0)) lower_conv_wino(L, node, &w);
+    if (rlx_attr_i(n, "rlx_cp", 0)) lower_conv_pool(L, node, &w);
+    else if (rlx_attr_i(n, "rlx_wino", 0)) lower_conv_wino(L, node, &w);
     else if (rlx_attr_i(n, "rlx_pw", 0) == 2) lower_conv_pwdw_small(L, node, &w);
     else lower_conv_pwdw(L, node, &w);
     return 1;

@@ -1080,6 +1080,30 @@ def conv_stem_few_channels(m, rng):
 
 
 @case
+def conv_stem_maxpool(m, rng):
+    """A 3x3 stride-2 first layer over 3 channels + Relu and the max pooling
+    that reads it (SqueezeNet's), which the C target runs as one kernel in
+    bands of pooled rows (prepare_c.c, rk_conv.c conv_pool_f32): ceil mode,
+    a batch of 2, a plane of 18 x 20; beside it the same pair with pads whose
+    plane is also a graph output, which stays two kernels."""
+    x = m.inp("x", randn(rng, 2, 3, 37, 41))
+    w = m.weight("w", randn(rng, 32, 3, 3, 3) * 0.3)
+    b = m.weight("b", randn(rng, 32))
+    m.node("Conv", ["x", "w", "b"], "c", strides=[2, 2])
+    m.node("Relu", ["c"], "r")
+    m.node("MaxPool", ["r"], "y", kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+    w2 = m.weight("w2", randn(rng, 16, 3, 3, 3) * 0.3)
+    m.node("Conv", ["x", "w2"], "plane", strides=[2, 2], pads=[1, 1, 1, 1])
+    m.node("MaxPool", ["plane"], "y2", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    r = np.maximum(conv_ref(x, w, b, strides=(2, 2)), 0)
+    plane = conv_ref(x, w2, strides=(2, 2), pads=(1, 1, 1, 1))
+    m.out("y", pool_ref(r, "max", (3, 3), strides=(2, 2), ceil_mode=1).astype(F32))
+    m.out("plane", plane.astype(F32))
+    m.out("y2", pool_ref(plane, "max", (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)).astype(F32))
+    m.tol = {"rtol": 1e-4, "atol": 1e-4}
+
+
+@case
 def conv_small_plane_transposed(m, rng):
     """Convolutions on 7x7 output planes with many channels, where rlxc runs
     the GEMM transposed (rk_convgemm.c, a_packed = 2): a 1x1 with bias,
