@@ -395,13 +395,19 @@ static int pwdw_small_try(RlxGraph *g, int node, const int *nuse) {
     return 1;
 }
 
-static void fuse_pw_dw(RlxGraph *g) {
+/* Per value: how many inputs of live nodes read it. */
+static int *input_uses(const RlxGraph *g) {
     int *nuse = rlx_alloc(sizeof(int) * (size_t)(g->nv + 1));
     for (int i = 0; i < g->nn; i++) {
         if (g->n[i].dead) continue;
         for (int j = 0; j < g->n[i].nin; j++)
             if (g->n[i].in[j] >= 0) nuse[g->n[i].in[j]]++;
     }
+    return nuse;
+}
+
+static void fuse_pw_dw(RlxGraph *g) {
+    int *nuse = input_uses(g);
     int fused = 0;
     for (int s = 0; s < g->norder; s++) fused += pwdw_try(g, g->order[s], nuse) || pwdw_small_try(g, g->order[s], nuse);
     if (fused) rlx_schedule(g);
@@ -466,12 +472,7 @@ static int conv_pool_try(RlxGraph *g, int node, const int *nuse) {
 }
 
 static void fuse_conv_pool(RlxGraph *g) {
-    int *nuse = rlx_alloc(sizeof(int) * (size_t)(g->nv + 1));
-    for (int i = 0; i < g->nn; i++) {
-        if (g->n[i].dead) continue;
-        for (int j = 0; j < g->n[i].nin; j++)
-            if (g->n[i].in[j] >= 0) nuse[g->n[i].in[j]]++;
-    }
+    int *nuse = input_uses(g);
     int fused = 0;
     for (int s = 0; s < g->norder; s++) fused += conv_pool_try(g, g->order[s], nuse);
     if (fused) rlx_schedule(g);
