@@ -353,7 +353,9 @@ static inline __attribute__((always_inline)) void mp3_row(const Mp3 *m, int NJ, 
 }
 
 /* Output columns of vectors j0 .. j0+NJ-1, every output row: each input
- * row's folds made once (hrow[iy % 8]) for the output rows that read it. */
+ * row's folds made once for the output rows that read it (3-tall windows at
+ * row stride 2 share one row, kept in registers; other windows keep them in
+ * hrow[iy % 8]). */
 static inline __attribute__((always_inline)) void mp3_cols(const Mp3 *m, int NJ, int64_t j0, __m512i *odd) {
     if (m->kh == 3 && m->sh == 2) {
         /* 3 rows at stride 2 (every such pooling here): a window's last
@@ -1079,7 +1081,8 @@ typedef struct {
     const float *x, *w, *b;
     float *y;
     rk_ctx *ctx;
-    int64_t rows, nb;   /* pooled rows a band, bands an image */
+    int64_t rows, nb;        /* pooled rows a band, bands an image */
+    int64_t crows, irows;    /* the most convolution and input rows a band reads (its scratch) */
     rk_queue *q;
     int ntasks;
 } ConvPool;
@@ -1100,8 +1103,8 @@ static void conv_pool_band(const ConvPool *P, int tid, int64_t t) {
     int64_t crows = r1 - r0, irows = i1 - i0;
     uint8_t *s = P->ctx->scratch + (size_t)tid * P->ctx->scratch_per_thread, *end = s + P->ctx->scratch_per_thread;
     float *band = rk_align64f(s);
-    float *slice = rk_align64f(band + p->oc * cp_crows(P->rows, p->pkh, p->psh) * p->ow);
-    uint8_t *rest = (uint8_t *)rk_align64f(slice + p->c * cp_irows(cp_crows(P->rows, p->pkh, p->psh), p->kh, p->sh) * p->w);
+    float *slice = rk_align64f(band + p->oc * P->crows * p->ow);
+    uint8_t *rest = (uint8_t *)rk_align64f(slice + p->c * P->irows * p->w);
     if (crows > 0) {
         for (int64_t ic = 0; ic < p->c; ic++)
             memcpy(slice + ic * irows * p->w, P->x + ((b * p->c + ic) * p->h + i0) * p->w,
@@ -1158,6 +1161,8 @@ int rk_conv_pool_f32(rk_ctx *ctx, const void *params, const void *const *in, voi
     P.rows = (p->poh + nt * per - 1) / (nt * per);
     if (P.rows < 1) P.rows = 1;
     P.nb = (p->poh + P.rows - 1) / P.rows;
+    P.crows = cp_crows(P.rows, p->pkh, p->psh);
+    P.irows = cp_irows(P.crows, p->kh, p->sh);
     int64_t total = p->n * P.nb;
     rk_queue q;
     P.q = &q;

@@ -415,18 +415,18 @@ static void fuse_pw_dw(RlxGraph *g) {
 
 /* ---- a stem convolution and the max pooling that reads it (rk_conv.c
  * conv_pool_f32) ----
- * SqueezeNet's, ResNet's and ShuffleNet's first layers write a plane of
- * 64 or 24 channels at half the image's size (SqueezeNet: 3.2 MB) that a
- * max pooling reads once. The stem (rlx_stem) takes over the pooling: its
- * output becomes the pooling's, the pooling's window goes in rlx_cp_*
- * attributes, the pooling node dies, and the plane, with no producer or
- * reader left, is not planned (SqueezeNet's arena 3.8 -> 1.5 MB). The pair
+ * SqueezeNet's and ResNet's first layers write a plane of 64 channels at
+ * half the image's size (SqueezeNet: 3.2 MB) that a max pooling reads once.
+ * The stem (rlx_stem) takes over the pooling: its output becomes the
+ * pooling's, the pooling's window goes in rlx_cp_* attributes, the pooling
+ * node dies, and the plane, with no producer or reader left, is not planned
+ * (SqueezeNet's arena 3.9 -> 1.9 MB). The pair
  * runs in bands of pooled rows whose convolution rows, at most
  * CP_BAND_BYTES, stay in scratch. The rows two bands share are computed
  * twice (~7% more convolution), which pays where the convolution is cheap
  * against the plane's trip through L3: taps (channels x kernel) at most
- * CP_MAX_TAPS. SqueezeNet's 3x3 over 3 channels (27): the pair 0.88x at two
- * threads, 0.98x at one; ResNet's 7x7 (147) ran slower fused (ResNeXt-50,
+ * CP_MAX_TAPS. SqueezeNet's 3x3 over 3 channels (27): the whole model 0.91x
+ * at two threads, 0.99x at one; ResNet's 7x7 (147) ran slower fused (ResNeXt-50,
  * per step: 1555 against 1242 + 171 us at one thread, 972 against 729 +
  * 134 at two). f32, no residual, the plane read by the pooling only; the
  * pooling 2-D without indices or dilation. */
@@ -451,8 +451,9 @@ static int conv_pool_try(RlxGraph *g, int node, const int *nuse) {
     RlxWindow cw, pw;
     rlx_conv_geometry(g, node, &cw);
     rlx_conv_geometry(g, pn, &pw);
-    if (cw.nsp != 2 || g->v[a->in[0]].dims[1] * cw.k[0] * cw.k[1] > CP_MAX_TAPS || pw.nsp != 2 || pw.d[0] != 1 || pw.d[1] != 1 || pw.pad_begin[0] < 0 || pw.pad_begin[1] < 0 ||
-        cw.out[0] != cy->dims[2] || cw.out[1] != cy->dims[3])
+    if (cw.nsp != 2 || g->v[a->in[0]].dims[1] * cw.k[0] * cw.k[1] > CP_MAX_TAPS || cw.out[0] != cy->dims[2] ||
+        cw.out[1] != cy->dims[3] || pw.nsp != 2 || pw.d[0] != 1 || pw.d[1] != 1 || pw.pad_begin[0] < 0 ||
+        pw.pad_begin[1] < 0)
         return 0;
     int64_t crows = CP_BAND_BYTES / 4 / (cy->dims[1] * cy->dims[3]);
     int64_t rows = crows > pw.k[0] ? (crows - pw.k[0]) / pw.s[0] + 1 : 1;
